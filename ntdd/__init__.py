@@ -1,0 +1,59 @@
+"""ntdd: notebooks as test suites.
+
+A code cell whose first line is `# TEST` (or `# TEST: a name`) is a test; the
+other code cells are the setup it runs against. `ntdd export` writes a pytest
+module per notebook and `pytest --ntdd` runs notebooks directly.
+
+Names are imported lazily: a generated module imports `ntdd.runtime` and
+should not pay for Jinja or nbformat.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ntdd.errors import NtddError
+    from ntdd.model import Notebook, Plan
+    from ntdd.plan import make_plan
+    from ntdd.reader import read_notebook
+    from ntdd.render import render_module
+
+__all__ = [
+    "Notebook",
+    "NtddError",
+    "Plan",
+    "__version__",
+    "make_plan",
+    "read_notebook",
+    "render_module",
+]
+
+_LAZY = {
+    "NtddError": "ntdd.errors",
+    "Notebook": "ntdd.model",
+    "Plan": "ntdd.model",
+    "make_plan": "ntdd.plan",
+    "read_notebook": "ntdd.reader",
+    "render_module": "ntdd.render",
+}
+
+
+@functools.cache
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ntdd")
+    except PackageNotFoundError:  # a checkout on sys.path, not installed
+        return "0+unknown"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,7 @@
+"""`python -m ntdd` runs the command-line tool."""
+
+import sys
+
+from ntdd.cli import main
+
+sys.exit(main())

@@ -1,0 +1,99 @@
+"""`pytest --ntdd`: a notebook collected as the module `ntdd export` would write.
+
+The module is rendered by the same code as the export, compiled with
+pytest's assertion rewriting, and imported from memory. pytest's own
+`Module` collector does the rest: functions, fixtures, parametrization.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import linecache
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from ntdd.errors import NtddError
+from ntdd.export import module_path
+from ntdd.plan import make_plan
+from ntdd.reader import read_notebook
+from ntdd.render import render_module
+
+COLLECT_ERROR_PREFIX = "ntdd: "
+
+
+class NotebookModule(pytest.Module):
+    """A `.ipynb` file whose `# TEST` cells pytest collects as a module."""
+
+    warnings: tuple[str, ...] = ()
+
+    def _getobj(self) -> types.ModuleType:
+        try:
+            plan = make_plan(read_notebook(self.path))
+            source = render_module(plan)
+        except NtddError as e:
+            raise self.CollectError(f"{COLLECT_ERROR_PREFIX}{e}") from e
+        self.warnings = plan.warnings
+        return import_rendered(self.path, source, self.config)
+
+    def _register_setup_module_fixture(self) -> None:
+        """Generated modules define no setUpModule; skip pytest's lookup of it."""
+
+    def _register_setup_function_fixture(self) -> None:
+        """Generated modules define no setup_function; skip pytest's lookup of it."""
+
+
+def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types.ModuleType:
+    """Compile and execute a rendered module in memory, as if exported beside *notebook*."""
+    virtual_file = module_path(notebook)
+    name = (
+        f"ntdd_{virtual_file.stem}_{hashlib.sha1(str(notebook.resolve()).encode()).hexdigest()[:8]}"
+    )
+    filename = f"{_display(notebook, config)} (ntdd module)"  # no <...>: pytest would hide it
+    module = types.ModuleType(name)
+    module.__file__ = str(virtual_file.resolve())
+    module.__loader__ = _SourceLoader(source)  # type: ignore[assignment]
+    module.__ntdd_filename__ = filename  # type: ignore[attr-defined]
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    code = _compile(source, filename, config)
+    sys.modules[name] = module
+    try:
+        exec(code, module.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _compile(source: str, filename: str, config: pytest.Config) -> types.CodeType:
+    tree = ast.parse(source, filename)
+    if config.getoption("assertmode", "rewrite") != "plain":
+        # pytest's rewriter is private API, used here and only here, so that a
+        # bare `assert` in a notebook fails with pytest's usual introspection.
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source.encode("utf-8"), filename, config)
+    return compile(tree, filename, "exec", dont_inherit=True)
+
+
+def _display(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+class _SourceLoader:
+    """Lets linecache find an in-memory module's source again after a clearcache()."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+
+    def get_source(self, name: str) -> str:
+        return self._source
+
+    def __repr__(self) -> str:
+        return "<ntdd in-memory module>"

@@ -1,0 +1,102 @@
+"""`[tool.ntdd]` in pyproject.toml: settings shared by the CLI and the plugin.
+
+    [tool.ntdd]
+    output = "tests/notebooks"   # where `ntdd export` writes modules
+    template = "my_module.py.j2"  # a template of your own
+    devices = ["cpu", "cuda"]     # devices that `device` tests run on
+    timeout = 60                  # seconds per test, setup included
+
+Paths are relative to the pyproject.toml that holds them.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KEYS = frozenset({"output", "template", "devices", "timeout"})
+
+
+@dataclass(frozen=True)
+class Config:
+    output: Path | None = None
+    template: Path | None = None
+    devices: tuple[str, ...] | None = None
+    timeout: float | None = None
+    source: Path | None = None  # the pyproject.toml read, if any
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above *start*."""
+    for folder in (start, *start.parents):
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(start: Path | None = None) -> Config:
+    """Read `[tool.ntdd]` from the nearest pyproject.toml; defaults when there is none."""
+    pyproject = find_pyproject((start or Path.cwd()).resolve())
+    if pyproject is None:
+        return Config()
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        raise ConfigError(f"{pyproject}: cannot be read as TOML: {e}") from e
+    table = data.get("tool", {}).get("ntdd", {})
+    return parse_table(table, pyproject)
+
+
+def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
+    unknown = set(table) - KEYS
+    if unknown:
+        raise ConfigError(
+            f"{pyproject}: unknown key(s) in [tool.ntdd]: {', '.join(sorted(unknown))} "
+            f"(known: {', '.join(sorted(KEYS))})"
+        )
+    base = pyproject.parent
+    return Config(
+        output=base / _str(table, "output", pyproject) if "output" in table else None,
+        template=base / _str(table, "template", pyproject) if "template" in table else None,
+        devices=parse_devices(table["devices"], str(pyproject)) if "devices" in table else None,
+        timeout=parse_timeout(table["timeout"], str(pyproject)) if "timeout" in table else None,
+        source=pyproject,
+    )
+
+
+def parse_devices(value: object, where: str) -> tuple[str, ...]:
+    """`"cpu,cuda"` or `["cpu", "cuda"]` -> `("cpu", "cuda")`."""
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(isinstance(d, str) for d in items):
+        raise ConfigError(f"{where}: devices must be names like 'cpu,cuda', got {value!r}")
+    devices = tuple(d.strip() for d in items if d.strip())
+    if not devices or not all(d.replace(":", "").isidentifier() for d in devices):
+        raise ConfigError(f"{where}: devices must be names like 'cpu,cuda', got {value!r}")
+    return devices
+
+
+def parse_timeout(value: object, where: str) -> float:
+    try:
+        seconds = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if seconds < 0 or isinstance(value, bool):
+        raise ConfigError(f"{where}: timeout must be a number of seconds >= 0, got {value!r}")
+    return seconds
+
+
+def _str(table: dict[str, Any], key: str, pyproject: Path) -> str:
+    value = table[key]
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{pyproject}: [tool.ntdd] {key} must be a path string")
+    return value

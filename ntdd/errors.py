@@ -1,0 +1,31 @@
+"""The exceptions ntdd raises: one base class, one subclass per domain.
+
+Every message says what went wrong and where (file, cell), in one line, so
+that the CLI can print it as is and pytest can show it as a collection error.
+"""
+
+from __future__ import annotations
+
+
+class NtddError(Exception):
+    """Base class of every error ntdd reports to a user."""
+
+
+class NotebookReadError(NtddError):
+    """A file could not be read as a Jupyter notebook."""
+
+
+class TemplateError(NtddError):
+    """A template failed to render valid Python, or lacks what ntdd needs."""
+
+
+class ForeignFileError(NtddError):
+    """A file at an output path was not written by ntdd, or not for this notebook."""
+
+
+class ConfigError(NtddError):
+    """A setting in pyproject.toml or on the command line is not valid."""
+
+
+class GeneratedModuleError(NtddError):
+    """A file claims to be an ntdd module but its header or regions are broken."""

@@ -1,0 +1,85 @@
+"""`ntdd export`: render a notebook's module and write it, safely and only if needed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntdd.errors import ForeignFileError
+from ntdd.files import write_atomic
+from ntdd.names import identifier_from_title
+from ntdd.plan import make_plan
+from ntdd.reader import read_notebook
+from ntdd.regions import is_generated, parse_header
+from ntdd.render import render_module
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What exporting one notebook did."""
+
+    notebook: Path
+    module: Path
+    status: str  # "written", "unchanged" or "no tests"
+    tests: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+def module_path(notebook: Path, out_dir: Path | None = None) -> Path:
+    """`nb/01-intro.ipynb` -> `<out_dir or nb>/test_01_intro.py`.
+
+    The stem is made an identifier so pytest can import the module, and it
+    cannot name a folder: the module always lands in *out_dir*.
+    """
+    stem = identifier_from_title(notebook.stem) or "test_notebook"
+    folder = out_dir if out_dir is not None else notebook.parent
+    return folder / f"{stem}.py"
+
+
+def export_notebook(
+    notebook: Path,
+    out_dir: Path | None = None,
+    template: Path | None = None,
+    force: bool = False,
+) -> Exported:
+    """Write the test module of *notebook*; leave it alone when it would not change."""
+    target = module_path(notebook, out_dir)
+    plan = make_plan(read_notebook(notebook))
+    if not plan.tests:
+        return Exported(notebook, target, "no tests", 0, plan.warnings)
+    text = render_module(plan, target.parent, template)
+    existing = _read_existing(target)
+    if existing == text:
+        return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
+    if existing is not None and not force:
+        ensure_ours(target, existing, notebook)
+    write_atomic(target, text)
+    return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
+
+
+def ensure_ours(target: Path, text: str, notebook: Path) -> None:
+    """Refuse to replace a file ntdd did not write for *notebook*."""
+    header = parse_header(text)
+    if header is None:
+        what = "has a broken ntdd header" if is_generated(text) else "was not written by ntdd"
+        raise ForeignFileError(f"{target}: {what}; not overwriting it (use --force)")
+    recorded = (target.parent / header.source).resolve()
+    if recorded != notebook.resolve():
+        raise ForeignFileError(
+            f"{target}: was generated from {header.source}, not {notebook}; "
+            "not overwriting it (export to another folder with -o, or use --force)"
+        )
+
+
+def _read_existing(target: Path) -> str | None:
+    if not target.exists() and not target.is_symlink():
+        return None
+    if target.is_dir():
+        raise ForeignFileError(f"{target}: is a directory; cannot write the module there")
+    try:
+        return target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return ""  # not text, so not ours: ensure_ours refuses it
+    except OSError as e:
+        raise ForeignFileError(f"{target}: cannot be read: {os.strerror(e.errno or 0)}") from e

@@ -1,0 +1,133 @@
+"""The marker grammar: which cells are tests, their names and marks.
+
+    # TEST                               a test named from its position
+    # TEST: input shape                  a test named test_input_shape
+    # TEST: big batch @slow @xfail("issue 12")
+    # NTDD: skip                         a setup cell that is not run under test
+
+Cell tags say the same: `ntdd-skip`, `ntdd-xfail`, `ntdd-slow`, `ntdd-cuda`,
+and `ntdd-<word>` for any mark. This module is the grammar's only home.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from ntdd.model import Cell, Mark
+
+_TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
+_SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
+_MARK_START = re.compile(r"(?:^|(?<=\s))@(?P<word>[^\W\d]\w*)")
+_NBVAL_SKIP = "# NBVAL_SKIP"
+_NBVAL_RAISES = "# NBVAL_RAISES_EXCEPTION"
+TAG_PREFIX = "ntdd-"
+SKIP_TAGS = frozenset({"ntdd-skip", "skip-execution"})
+RAISES_TAGS = frozenset({"raises-exception", "nbval-raises-exception"})
+
+
+class MarkerError(ValueError):
+    """A `# TEST` line whose marks cannot be parsed."""
+
+
+@dataclass(frozen=True)
+class TestMarker:
+    """What a `# TEST` line and the cell's tags say about a test cell."""
+
+    __test__ = False
+
+    title: str
+    marks: tuple[Mark, ...]
+
+
+def first_line(source: str) -> str:
+    """The first non-blank line of a cell, stripped."""
+    for line in source.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def is_test_cell(cell: Cell) -> bool:
+    return cell.cell_type == "code" and _TEST_LINE.match(first_line(cell.source)) is not None
+
+
+def skip_reason(cell: Cell) -> str | None:
+    """Why a setup cell is not run under test, or None when it runs."""
+    if _SKIP_LINE.match(first_line(cell.source)):
+        return "# NTDD: skip"
+    if any(line.strip() == _NBVAL_SKIP for line in cell.source.splitlines()):
+        return _NBVAL_SKIP
+    tags = SKIP_TAGS.intersection(cell.tags)
+    return f"tag {sorted(tags)[0]}" if tags else None
+
+
+def expects_exception(cell: Cell) -> bool:
+    """A setup cell marked, as nbval and nbclient mark them, to raise on purpose."""
+    lines = (line.strip() for line in cell.source.splitlines())
+    return bool(RAISES_TAGS.intersection(cell.tags)) or _NBVAL_RAISES in lines
+
+
+def parse_test_marker(cell: Cell) -> TestMarker:
+    """Parse the `# TEST` line and tags of a test cell; `MarkerError` if malformed."""
+    match = _TEST_LINE.match(first_line(cell.source))
+    if match is None:
+        raise MarkerError(f"{cell.label} is not a test cell")
+    title, marks = _split_marks(match["rest"])
+    tag_marks = tuple(
+        Mark(tag[len(TAG_PREFIX) :])
+        for tag in cell.tags
+        if tag.startswith(TAG_PREFIX) and tag[len(TAG_PREFIX) :].isidentifier()
+    )
+    seen = {m.name for m in marks}
+    return TestMarker(title, marks + tuple(m for m in tag_marks if m.name not in seen))
+
+
+def _split_marks(rest: str) -> tuple[str, tuple[Mark, ...]]:
+    first = _MARK_START.search(rest)
+    if first is None:
+        return rest.strip(), ()
+    title, text = rest[: first.start()].strip(), rest[first.start() :]
+    marks: list[Mark] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos].isspace():
+            pos += 1
+            continue
+        match = _MARK_START.match(text, pos)
+        if match is None:
+            raise MarkerError(f"expected '@mark' at {text[pos:]!r}")
+        mark, pos = _parse_mark(text, match["word"], match.end())
+        marks.append(mark)
+    return title, tuple(marks)
+
+
+def _parse_mark(text: str, word: str, pos: int) -> tuple[Mark, int]:
+    """Parse `@word` and its optional `(literal args)` starting at *pos*."""
+    if not text.startswith("(", pos):
+        return Mark(word), pos
+    for end in (i for i, ch in enumerate(text) if ch == ")" and i > pos):
+        try:
+            call = ast.parse(f"_{text[pos : end + 1]}", mode="eval").body
+        except SyntaxError:
+            continue
+        assert isinstance(call, ast.Call)
+        return _mark_from_call(word, call), end + 1
+    raise MarkerError(f"unbalanced arguments in @{word}{text[pos:]}")
+
+
+def _mark_from_call(word: str, call: ast.Call) -> Mark:
+    try:
+        args = tuple(ast.literal_eval(a) for a in call.args)
+        kwargs = tuple((k.arg, ast.literal_eval(k.value)) for k in call.keywords if k.arg)
+    except ValueError as e:
+        raise MarkerError(f"@{word} takes literal arguments only ({e})") from e
+    if any(k.arg is None for k in call.keywords) or any(
+        isinstance(a, ast.Starred) for a in call.args
+    ):
+        raise MarkerError(f"@{word} takes literal arguments only")
+    if word in ("skip", "xfail") and len(args) == 1 and isinstance(args[0], str):
+        # A lone string is the reason: `@xfail("issue 12")`.
+        return Mark(word, (), (("reason", args[0]), *kwargs))
+    return Mark(word, args, kwargs)

@@ -1,0 +1,112 @@
+"""Frozen values passed between the pipeline stages.
+
+notebook (reader) -> Notebook -> plan -> Plan -> render -> module source.
+Nothing here does I/O or imports pytest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One notebook cell, as ntdd needs it."""
+
+    index: int
+    cell_type: str
+    source: str
+    id: str | None = None
+    tags: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How messages name the cell: ``cell 3 (id 1a2b3c)``."""
+        return f"cell {self.index}" + (f" (id {self.id})" if self.id else "")
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A notebook read from disk: its path, cells and format version."""
+
+    path: Path
+    cells: tuple[Cell, ...]
+    nbformat: int = 4
+    nbformat_minor: int = 5
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A pytest mark on a test: ``@slow``, ``@xfail("why")``, ``@cuda``."""
+
+    name: str
+    args: tuple[object, ...] = ()
+    kwargs: tuple[tuple[str, object], ...] = ()
+
+
+class TestKind(Enum):
+    """How a test cell becomes code in the module."""
+
+    __test__ = False  # not a pytest test class
+
+    STATEMENTS = "statements"  # bare statements wrapped in one function
+    FUNCTIONS = "functions"  # `def test_*` kept as written, at module level
+    BROKEN = "broken"  # cannot be compiled: one test that fails with the reason
+
+
+@dataclass(frozen=True)
+class SetupCell:
+    """A code cell that builds the state the tests use."""
+
+    cell: Cell
+    code: str  # Python source, IPython syntax already transformed
+    assigns_device: bool = False  # assigns the notebook's `device` variable
+    expects_exception: bool = False  # marked to raise (`raises-exception` tag)
+
+
+@dataclass(frozen=True)
+class TestCell:
+    """A `# TEST` cell and the test functions it becomes."""
+
+    __test__ = False
+
+    cell: Cell
+    kind: TestKind
+    code: str  # Python source of the cell, IPython syntax transformed
+    names: tuple[str, ...]  # test function names, in order
+    marks: tuple[Mark, ...] = ()
+    title: str = ""  # the name written after `# TEST:`
+    uses_device: frozenset[str] = frozenset()  # which of `names` use the device
+    device_args: frozenset[str] = frozenset()  # ... of those, take it as an argument
+    renames: tuple[tuple[str, str], ...] = ()  # (as written, as emitted) to keep names unique
+    problem: str = ""  # why a BROKEN cell cannot run
+
+
+@dataclass(frozen=True)
+class SkippedCell:
+    """A setup cell excluded from test runs, and why."""
+
+    cell: Cell
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the renderer needs to write one test module."""
+
+    notebook: Notebook
+    setup: tuple[SetupCell, ...]
+    tests: tuple[TestCell, ...]
+    skipped: tuple[SkippedCell, ...] = ()
+    content_hash: str = ""
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def uses_device(self) -> bool:
+        return any(t.uses_device for t in self.tests)
+
+    @property
+    def test_names(self) -> tuple[str, ...]:
+        return tuple(name for t in self.tests for name in t.names)

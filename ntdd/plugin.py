@@ -1,0 +1,61 @@
+"""The pytest plugin (`pytest11` entry point): options, and hand-off to `NtddSession`.
+
+`pytest --ntdd` collects `.ipynb` files as the modules `ntdd export` would
+write. Generated modules get their failures pointed at notebook cells, and
+their tests grouped by device, with or without `--ntdd`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ntdd.config import load_config, parse_devices, parse_timeout
+from ntdd.errors import ConfigError
+from ntdd.session import NtddSession, Settings
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ntdd", "ntdd: notebooks as test suites")
+    group.addoption(
+        "--ntdd",
+        action="store_true",
+        default=None,
+        dest="ntdd",
+        help="collect .ipynb files and run their `# TEST` cells (ini: ntdd = true)",
+    )
+    group.addoption(
+        "--ntdd-timeout",
+        dest="ntdd_timeout",
+        metavar="SECONDS",
+        help="fail a notebook test that runs longer, setup included (ini: ntdd_timeout)",
+    )
+    group.addoption(
+        "--ntdd-devices",
+        dest="ntdd_devices",
+        metavar="LIST",
+        help="devices that tests using `device` run on, default cpu,cuda (ini: ntdd_devices)",
+    )
+    parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
+    parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a slow test (`@slow` or the ntdd-slow tag)")
+    config.addinivalue_line("markers", "timeout(seconds): a time limit for one notebook test")
+    try:
+        settings = _settings(config)
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+    config.pluginmanager.register(NtddSession(config, settings), "ntdd-session")
+
+
+def _settings(config: pytest.Config) -> Settings:
+    """Command line, then ini keys, then `[tool.ntdd]` in pyproject.toml."""
+    file = load_config(config.rootpath)
+    enabled = config.getoption("ntdd") or config.getini("ntdd")
+    raw_devices = config.getoption("ntdd_devices") or config.getini("ntdd_devices")
+    raw_timeout = config.getoption("ntdd_timeout") or config.getini("ntdd_timeout")
+    devices = parse_devices(raw_devices, "--ntdd-devices") if raw_devices else file.devices
+    timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
+    return Settings(enabled=bool(enabled), devices=devices, timeout=timeout or None)

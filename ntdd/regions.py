@@ -1,0 +1,104 @@
+"""Read a generated module back: its header and its cell regions.
+
+A generated module says where it came from in a header, and marks each cell
+with a `# %% ntdd <kind>: cell N, id X` line (the `# %%` cell syntax that
+editors understand). Test regions also record a hash of their text as
+written, so that later edits to the module can be told apart from changes to
+the notebook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
+_HEADER_FIELD = re.compile(r"# ntdd-(?P<key>[a-z-]+): (?P<value>.*)$")
+_MARKER = re.compile(
+    r"# %% ntdd (?P<kind>setup|skipped|test|fixtures)(?:: cell (?P<index>\d+))?"
+    r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
+)
+_HEADER_LINES = 12
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a generated module records about its origin."""
+
+    source: str
+    version: str
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Region:
+    """The lines of a module that one notebook cell became (1-based, inclusive)."""
+
+    kind: str
+    index: int
+    id: str | None
+    sha: str | None
+    marker_line: int
+    start: int  # first line after the marker
+    end: int  # last line, trailing blank lines excluded
+    text: str  # lines start..end
+
+
+def is_generated(text: str) -> bool:
+    """Whether *text* is a module ntdd wrote (its first line is ntdd's header)."""
+    return text.startswith(HEADER_FIRST_LINE)
+
+
+def parse_header(text: str) -> Header | None:
+    """The header of a generated module, or None when *text* is not one."""
+    if not is_generated(text):
+        return None
+    fields: dict[str, str] = {}
+    for line in text.split("\n", _HEADER_LINES)[1:_HEADER_LINES]:
+        match = _HEADER_FIELD.match(line)
+        if match is None:
+            break
+        fields[match["key"]] = match["value"].strip()
+    if not {"source", "version", "hash"} <= fields.keys():
+        return None
+    return Header(fields["source"], fields["version"], fields["hash"])
+
+
+def parse_regions(text: str) -> list[Region]:
+    """Every `# %% ntdd` region of a module, in order."""
+    lines = text.split("\n")
+    marks = [(i, m) for i, line in enumerate(lines) if (m := _MARKER.match(line))]
+    regions = []
+    for n, (i, match) in enumerate(marks):
+        stop = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
+        body = lines[i + 1 : stop]
+        while body and not body[-1].strip():
+            body.pop()
+        regions.append(
+            Region(
+                kind=match["kind"],
+                index=int(match["index"] or -1),
+                id=match["id"],
+                sha=match["sha"],
+                marker_line=i + 1,
+                start=i + 2,
+                end=i + 1 + len(body),
+                text="\n".join(body),
+            )
+        )
+    return regions
+
+
+def region_sha(text: str) -> str:
+    """The short hash a test region's marker records."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def stamp_region_hashes(text: str) -> str:
+    """Add `sha <hash of region text>` to each test marker of a rendered module."""
+    lines = text.split("\n")
+    for region in parse_regions(text):
+        if region.kind == "test" and region.sha is None:
+            lines[region.marker_line - 1] += f", sha {region_sha(region.text)}"
+    return "\n".join(lines)

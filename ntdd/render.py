@@ -1,0 +1,193 @@
+"""Plan -> module source, through the Jinja templates in `templates/`.
+
+The rendered source is the product: `ntdd export` writes it and
+`pytest --ntdd` imports it. Each rendering is compiled before it is returned,
+and each string literal is checked to read back as the exact cell source.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from ntdd import markers, source
+from ntdd.errors import TemplateError
+from ntdd.model import Mark, Plan, TestCell, TestKind
+from ntdd.regions import HEADER_FIRST_LINE, stamp_region_hashes
+from ntdd.templates import MODULE_TEMPLATE, template_dir
+
+MARKS_COMMENT = "# ntdd: marks of cell"
+EMPTY_BODY = "pass  # ntdd: the cell has no statements"
+USES_DEVICE = 'pytest.mark.usefixtures("device")'
+
+
+def render_module(
+    plan: Plan,
+    module_dir: Path | None = None,
+    template: Path | None = None,
+    version: str | None = None,
+) -> str:
+    """Render the test module for *plan*, as if written into *module_dir*.
+
+    *module_dir* only decides how the header and the runtime find the
+    notebook (a path relative to the module); it defaults to the notebook's
+    own folder, which is where `pytest --ntdd` places its in-memory module.
+    """
+    from ntdd import __version__
+
+    folder = module_dir if module_dir is not None else plan.notebook.path.parent
+    context = _context(plan, folder, version or __version__)
+    name = template.name if template else MODULE_TEMPLATE
+    search = (str(template.parent),) if template else ()
+    try:
+        text = _environment(search).get_template(name).render(context)
+    except jinja2.TemplateError as e:
+        raise TemplateError(f"template {name!r} failed to render: {e}") from e
+    text = stamp_region_hashes(text).rstrip("\n") + "\n"
+    _check(text, name, plan)
+    return text
+
+
+def pystr(value: str | None) -> str:
+    """A Python literal that reads back as exactly *value*, as readable as possible."""
+    if value is None:
+        return "None"
+    for candidate in _literal_candidates(value):
+        try:
+            if ast.literal_eval(candidate) == value:
+                candidate.encode("utf-8")
+                return candidate
+        except (SyntaxError, ValueError, UnicodeEncodeError):
+            continue
+    return ascii(value)
+
+
+def _literal_candidates(value: str) -> list[str]:
+    if "\n" not in value:
+        return [repr(value)]
+    escaped = value.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    if escaped.endswith('"'):
+        escaped = escaped[:-1] + '\\"'
+    return [f'"""\\\n{value}"""', f"'''\\\n{value}'''", f'"""\\\n{escaped}"""', repr(value)]
+
+
+@functools.cache
+def _environment(search: tuple[str, ...]) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader([*search, str(template_dir())]),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pystr"] = pystr
+    return env
+
+
+def _context(plan: Plan, module_dir: Path, version: str) -> dict[str, Any]:
+    nb = plan.notebook.path
+    relpath = Path(os.path.relpath(nb.resolve(), module_dir.resolve())).as_posix()
+    return {
+        "header": {"source": relpath, "version": version, "content_hash": plan.content_hash},
+        "notebook_name": nb.name,
+        "notebook_relpath": relpath,
+        "uses_device": plan.uses_device,
+        "setup_regions": _setup_regions(plan),
+        "tests": [_test_view(t) for t in plan.tests],
+    }
+
+
+def _setup_regions(plan: Plan) -> list[dict[str, Any]]:
+    regions: list[dict[str, Any]] = []
+    for s in plan.setup:
+        options = ", assigns_device=True" if s.assigns_device else ""
+        options += ", expects_exception=True" if s.expects_exception else ""
+        regions.append(
+            {
+                "index": s.cell.index,
+                "id": s.cell.id,
+                "marker": _marker("setup", s.cell.index, s.cell.id),
+                "skipped": False,
+                "code": s.code,
+                "options": options,
+            }
+        )
+    for k in plan.skipped:
+        regions.append(
+            {
+                "index": k.cell.index,
+                "marker": _marker("skipped", k.cell.index, k.cell.id),
+                "skipped": True,
+                "reason": k.reason,
+            }
+        )
+    return sorted(regions, key=lambda r: int(r["index"]))
+
+
+def _marker(kind: str, index: int, cell_id: str | None) -> str:
+    return f"# %% ntdd {kind}: cell {index}" + (f", id {cell_id}" if cell_id else "")
+
+
+def _test_view(test: TestCell) -> dict[str, Any]:
+    """What `_test.py.j2` needs to write one test cell."""
+    code = test.code.rstrip()
+    view: dict[str, Any] = {
+        "kind": test.kind.value,
+        "index": test.cell.index,
+        "id": test.cell.id,
+        "name": test.names[0],
+        "marker": _marker("test", test.cell.index, test.cell.id),
+        "code": code,
+        "problem": test.problem,
+        "first_line": "    " + markers.first_line(test.cell.source),
+    }
+    marks = [_mark_expr(m) for m in test.marks]
+    if test.kind is TestKind.FUNCTIONS:
+        view["tail"] = [f"{m}({n})" for n in test.names for m in marks] + [
+            f"{USES_DEVICE}({n})"
+            for n in test.names
+            if n in test.uses_device and n not in test.device_args
+        ]
+        return view
+    view["decorators"] = marks + ([USES_DEVICE] if test.uses_device else [])
+    prefix = source.indent_prefix(code)
+    view["body"] = source.indent(code, prefix)
+    if test.kind is TestKind.STATEMENTS and not ast.parse(code).body:
+        view["body"] += "\n" + prefix + EMPTY_BODY
+    return view
+
+
+def _mark_expr(mark: Mark) -> str:
+    if mark.name == "cuda" and not mark.args and not mark.kwargs:
+        return '__ntdd__.needs("cuda")'
+    args = [repr(a) for a in mark.args] + [f"{k}={v!r}" for k, v in mark.kwargs]
+    return f"pytest.mark.{mark.name}" + (f"({', '.join(args)})" if args else "")
+
+
+def _check(text: str, template: str, plan: Plan) -> None:
+    """The rendering must be Python and carry the header that `sync` relies on."""
+    if not text.startswith(HEADER_FIRST_LINE):
+        raise TemplateError(
+            f"template {template!r} must start with the ntdd header "
+            '({% include "_header.py.j2" %})'
+        )
+    try:
+        compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        raise TemplateError(
+            f"template {template!r} rendered invalid Python for {plan.notebook.path} "
+            f"at line {e.lineno}: {e.msg}"
+        ) from e
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise TemplateError(
+            f"{plan.notebook.path}: a test cell holds a character that cannot be written "
+            f"as UTF-8 ({e.object[e.start : e.end]!r})"
+        ) from e

@@ -1,0 +1,267 @@
+"""What ntdd does during a pytest session, as one registered plugin object."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Generator, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd import markers, runtime
+from ntdd.collect import COLLECT_ERROR_PREFIX, NotebookModule
+from ntdd.locate import CellLocation, failure_location, locate
+from ntdd.model import Cell
+from ntdd.regions import parse_header
+from ntdd.timeout import Deadline
+
+_deadline_key = pytest.StashKey[Deadline]()
+_cell_key = pytest.StashKey["CellLocation | None"]()
+
+
+@dataclass(frozen=True)
+class Settings:
+    enabled: bool = False
+    devices: tuple[str, ...] | None = None
+    timeout: float | None = None
+
+
+class NtddSession:
+    """Collects notebooks, points failures at cells, keeps notebooks together."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.deduplicated: list[tuple[Path, Path]] = []
+        self.unreadable = 0  # notebooks that failed to collect
+        if settings.devices:
+            runtime.DEVICES = settings.devices
+
+    # -- collection ------------------------------------------------------
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
+        if self.settings.enabled and file_path.suffix == ".ipynb":
+            return NotebookModule.from_parent(parent, path=file_path)
+        return None
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """With --ntdd, an exported module whose notebook is collected is left out."""
+        if not self.settings.enabled or collection_path.suffix != ".py":
+            return None
+        notebook = _generated_from(collection_path)
+        if notebook is not None and self._collects(notebook):
+            self.deduplicated.append((collection_path, notebook))
+            return True
+        return None
+
+    def _collects(self, notebook: Path) -> bool:
+        roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
+        return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
+
+    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
+        return [
+            f"ntdd: {_relative(module, config)} not collected: "
+            f"its notebook {_relative(notebook, config)} is collected directly"
+            for module, notebook in self.deduplicated
+        ]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Tests of a notebook run grouped by device, so setup runs once per device;
+        with nbval beside it, nbval leaves the `# TEST` cells to ntdd."""
+        items[:] = _grouped_by_device(items)
+        for item in items:
+            cell = getattr(item, "cell", None)
+            if type(item).__name__ == "IPyNbCell" and cell is not None:
+                source = cell.get("source", "")
+                tags = tuple(cell.get("metadata", {}).get("tags", ()))
+                if markers.is_test_cell(Cell(0, "code", source, None, tags)):
+                    item.add_marker(pytest.mark.skip(reason="run by ntdd"))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed and str(report.longrepr).startswith(COLLECT_ERROR_PREFIX):
+            self.unreadable += 1
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """A notebook that cannot be read is a collection error, but the others still run.
+
+        pytest interrupts a session that has collection errors; when every
+        error is an unreadable notebook, they are held back while the tests
+        run, and counted again afterwards so the exit status still says so.
+        """
+        held = self.unreadable if session.testsfailed == self.unreadable else 0
+        session.testsfailed -= held
+        try:
+            return (yield)
+        finally:
+            session.testsfailed += held
+
+    # -- running ---------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._deadline(item):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._deadline(item):
+            return (yield)
+
+    def _deadline(self, item: pytest.Item) -> Any:
+        import contextlib
+
+        deadline = item.stash.get(_deadline_key, None)
+        if deadline is None:
+            seconds = self._timeout(item)
+            if not seconds:
+                return contextlib.nullcontext()
+            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid))
+        return deadline.running()
+
+    def _timeout(self, item: pytest.Item) -> float | None:
+        if _notebook_module(item) is None:
+            return None
+        mark = item.get_closest_marker("timeout")
+        if mark is not None and mark.args:
+            return float(mark.args[0])
+        return self.settings.timeout
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        where = _test_cell(item)
+        if where is not None and call.when == "setup":
+            item.user_properties.extend(
+                [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
+            )
+        if where is not None and call.excinfo is not None and call.when == "call":
+            _add_note(call.excinfo.value, item)
+        report = yield
+        if where is not None:
+            report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> Generator[None, Any, Any]:
+        result = yield
+        # Only the live `-v` line shows the description: the first ask for a
+        # report's status comes from it, the later ones from the summaries.
+        description = getattr(report, "ntdd_description", "")
+        if description:
+            report.ntdd_description = ""  # type: ignore[attr-defined]
+        if not (description and config.get_verbosity() > 0 and isinstance(result, tuple)):
+            return result
+        category, letter, word = result
+        if not word or (report.when != "call" and report.passed):
+            return result
+        if isinstance(word, tuple):
+            return category, letter, (f"{word[0]} - {description}", word[1])
+        return category, letter, f"{word} - {description}"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under `-n`, a notebook's tests go to one worker, so its setup runs once."""
+        if config.getvalue("dist") != "load":
+            return None
+        from ntdd.xdist import NotebookScheduling
+
+        return NotebookScheduling(config, log)
+
+
+def _relative(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _notebook_module(item: pytest.Item) -> Any:
+    module = getattr(item, "module", None)
+    return module if module is not None and hasattr(module, "__ntdd__") else None
+
+
+def _test_cell(item: pytest.Item) -> CellLocation | None:
+    """The cell a test came from, found once per test."""
+    if _cell_key in item.stash:
+        return item.stash[_cell_key]
+    module = _notebook_module(item)
+    function = getattr(item, "function", None)
+    code = getattr(function, "__code__", None)
+    where = locate(module, code.co_firstlineno) if module is not None and code else None
+    item.stash[_cell_key] = where
+    return where
+
+
+def _add_note(error: BaseException, item: pytest.Item) -> None:
+    module = _notebook_module(item)
+    where = failure_location(module, error.__traceback__) if module is not None else None
+    if where is None:
+        return
+    note = f"in notebook {where.describe()}"
+    notes = getattr(error, "__notes__", None)
+    if notes is None:
+        try:
+            error.__notes__ = notes = []  # type: ignore[attr-defined]
+        except AttributeError:
+            return
+    if note not in notes:
+        notes.append(note)
+
+
+def _description(item: pytest.Item, where: CellLocation) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    if isinstance(doc, str) and doc.strip():
+        return doc.strip().splitlines()[0]
+    return where.title
+
+
+def _grouped_by_device(items: list[pytest.Item]) -> list[pytest.Item]:
+    """Within each generated module, order tests by device (stable otherwise)."""
+    out: list[pytest.Item] = []
+    block: list[pytest.Item] = []
+    current: Any = None
+    for item in [*items, None]:
+        module = _notebook_module(item) if item is not None else None
+        if module is not current or module is None:
+            out.extend(_sort_block(block, current))
+            block = []
+            current = module
+        if item is None:
+            break
+        if module is None:
+            out.append(item)
+        else:
+            block.append(item)
+    return out
+
+
+def _sort_block(block: Iterable[pytest.Item], module: Any) -> list[pytest.Item]:
+    if module is None:
+        return list(block)
+    devices = list(module.__ntdd__.devices)
+
+    def order(item: pytest.Item) -> int:
+        callspec = getattr(item, "callspec", None)
+        device = callspec.params.get("device") if callspec is not None else None
+        return devices.index(device) if device in devices else 0
+
+    return sorted(block, key=order)
+
+
+@functools.lru_cache(maxsize=4096)
+def _generated_from(path: Path) -> Path | None:
+    """The notebook a generated module names in its header, or None."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            head = f.read(1024)
+    except (OSError, UnicodeDecodeError):
+        return None
+    header = parse_header(head)
+    return (path.parent / header.source).resolve() if header is not None else None

@@ -1,0 +1,229 @@
+"""Cell source as Python: IPython syntax, indentation and name analysis.
+
+Cells are carried into the module exactly. Indenting a cell into a function
+body must not change a single string literal, so lines that continue a
+multi-line token (a triple-quoted string) are left as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+DEVICE = "device"
+
+
+@dataclass(frozen=True)
+class Python:
+    """A cell's source as runnable Python."""
+
+    code: str  # the source, IPython syntax transformed where there was any
+    tree: ast.Module
+    magics: tuple[str, ...] = ()  # names of the magics and shell escapes used
+
+
+class CellSyntaxError(SyntaxError):
+    """A cell that is neither Python nor IPython syntax."""
+
+
+def to_python(source: str) -> Python:
+    """Parse a cell, transforming IPython magics with IPython's own machinery.
+
+    Plain Python is returned untouched and IPython is not even imported.
+    """
+    source = normalize_newlines(source)
+    try:
+        return Python(source, ast.parse(source))
+    except SyntaxError as plain_error:
+        code = _transform_ipython(source)
+        if code == source:
+            raise CellSyntaxError(*plain_error.args) from None
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            raise CellSyntaxError(*plain_error.args) from None
+        return Python(code, tree, tuple(_magic_names(tree)))
+
+
+def normalize_newlines(source: str) -> str:
+    """CRLF and CR become LF, as Python's tokenizer reads them anyway."""
+    return source.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _transform_ipython(source: str) -> str:
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    code: str = TransformerManager().transform_cell(source)
+    return code[:-1] if code.endswith("\n") and not source.endswith("\n") else code
+
+
+def _magic_names(tree: ast.Module) -> Iterator[str]:
+    """The magics in IPython-transformed code: `%env` -> "env", `!ls` -> "system"."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        if not (
+            isinstance(owner, ast.Call)
+            and isinstance(owner.func, ast.Name)
+            and owner.func.id == "get_ipython"
+        ):
+            continue
+        method = node.func.attr
+        if method in ("run_line_magic", "run_cell_magic") and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield first.value
+        else:
+            yield method
+
+
+def indent(code: str, prefix: str) -> str:
+    """Indent every line of *code* by *prefix*, except lines inside strings."""
+    inside = _continuation_lines(code)
+    lines = code.split("\n")
+    return "\n".join(
+        line if i in inside or not line else prefix + line for i, line in enumerate(lines, 1)
+    )
+
+
+def dedent(body: str, prefix: str) -> str:
+    """Undo `indent`: strip *prefix* from lines that are not inside strings."""
+    inside = _continuation_lines(body)
+    lines = body.split("\n")
+    return "\n".join(
+        line[len(prefix) :] if i not in inside and line.startswith(prefix) else line
+        for i, line in enumerate(lines, 1)
+    )
+
+
+def indent_prefix(code: str) -> str:
+    """Four spaces, or a tab where the cell indents with tabs.
+
+    A tab prefix shifts every indentation level by exactly one tab stop, so a
+    cell that mixes tabs and spaces keeps its meaning.
+    """
+    for line in code.split("\n"):
+        if "\t" in line[: len(line) - len(line.lstrip())]:
+            return "\t"
+    return "    "
+
+
+def _continuation_lines(code: str) -> set[int]:
+    """Line numbers (1-based) that continue a token begun on an earlier line."""
+    inside: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.end[0] > tok.start[0] and tok.type not in (tokenize.NEWLINE, tokenize.NL):
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return inside
+
+
+def test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Top-level `def test*` functions, as pytest collects them."""
+    return [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.name.startswith("test")
+    ]
+
+
+def has_test_classes(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name.startswith("Test") for n in tree.body)
+
+
+def uses_name(node: ast.AST, name: str) -> bool:
+    """Whether *node* reads *name* or takes it as an argument."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == name:
+            return True
+        if isinstance(sub, ast.arg) and sub.arg == name:
+            return True
+    return False
+
+
+def takes_argument(node: ast.AST, name: str) -> bool:
+    """Whether a function (or a method of a class) takes *name* as a parameter."""
+    functions = [node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if isinstance(node, ast.ClassDef):
+        functions = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return any(
+        a.arg == name
+        for f in functions
+        for a in (*f.args.posonlyargs, *f.args.args, *f.args.kwonlyargs)
+    )
+
+
+def assigns_name(tree: ast.Module, name: str) -> bool:
+    """Whether top-level code of *tree* binds *name* (assignment, import, for, with)."""
+    return name in bound_names(tree)
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Names bound at module level by the statements of *tree*."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        for node in _module_level_nodes(stmt, class_bodies=False):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def import_time_free_names(tree: ast.Module) -> list[tuple[str, int]]:
+    """Names read while a cell of definitions is imported, before any setup runs.
+
+    Decorators, default values and top-level statements run at import; function
+    bodies do not. Returns (name, line) for names the cell does not bind first.
+    """
+    bound = set(dir(builtins)) | {"pytest", "__name__", "__file__", "__doc__"}
+    free: list[tuple[str, int]] = []
+    for stmt in tree.body:
+        for node in _module_level_nodes(stmt):
+            if (
+                isinstance(node, ast.Name)
+                and isinstance(node.ctx, ast.Load)
+                and node.id not in bound
+            ):
+                free.append((node.id, node.lineno))
+        bound |= bound_names(ast.Module(body=[stmt], type_ignores=[]))
+    return free
+
+
+def _module_level_nodes(node: ast.AST, class_bodies: bool = True) -> Iterator[ast.AST]:
+    """Walk the parts of *node* that run at module level: not function bodies.
+
+    Class bodies run at definition time too; *class_bodies* says whether to
+    enter them (their names bind in the class, not the module).
+    """
+    yield node
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        children: list[ast.AST] = [*node.decorator_list, *node.args.defaults]
+        children += [d for d in node.args.kw_defaults if d is not None]
+        if node.returns is not None:
+            children.append(node.returns)
+        for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+            if a.annotation is not None:
+                children.append(a.annotation)
+    elif isinstance(node, ast.Lambda):
+        children = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+    elif isinstance(node, ast.ClassDef):
+        children = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+        if class_bodies:
+            children += node.body
+    elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        children = [node.generators[0].iter]
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        yield from _module_level_nodes(child, class_bodies)

@@ -1,0 +1,18 @@
+"""Where the Jinja templates live, installed or in a checkout."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from pathlib import Path
+
+MODULE_TEMPLATE = "module.py.j2"
+
+
+@functools.cache
+def template_dir() -> Path:
+    """The wheel ships `templates/` as `ntdd/templates`; a checkout has it beside `ntdd/`."""
+    installed = resources.files("ntdd") / "templates"
+    if installed.is_dir():
+        return Path(str(installed))
+    return Path(__file__).resolve().parent.parent / "templates"
