@@ -94,8 +94,9 @@ class NotebookShell:
             stacklevel=3,
         )
 
-    def _run(self, code: str, mode: str = "exec") -> Any:
-        compiled = compile(code, self._where(), mode)
+    def _run(self, code: str, mode: str = "exec", first_line: int = 1) -> Any:
+        """Run *code* in the notebook's namespace, numbered as lines of its cell."""
+        compiled = compile("\n" * (first_line - 1) + code, self._where(), mode)
         return eval(compiled, self.user_ns) if mode == "eval" else exec(compiled, self.user_ns)
 
     def _line_env(self, line: str) -> Any:
@@ -135,18 +136,20 @@ class NotebookShell:
 
     def _cell_time(self, line: str, cell: str) -> None:
         start = time.perf_counter()
-        self._run(cell)
+        self._run(cell, first_line=2)
         print(f"Wall time: {time.perf_counter() - start:.3g} s")
 
     def _cell_timeit(self, line: str, cell: str) -> None:
-        self._run(line + "\n" + cell if line.strip() and not line.startswith("-") else cell)
+        if line.strip() and not line.startswith("-"):
+            self._run(line)  # the setup statement of `%%timeit setup`
+        self._run(cell, first_line=2)
 
     def _cell_capture(self, line: str, cell: str) -> None:
         from IPython.utils.capture import CapturedIO
 
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            self._run(cell)
+            self._run(cell, first_line=2)
         names = [w for w in line.split() if not w.startswith("-")]
         if names:
             self.user_ns[names[0]] = CapturedIO(out, err)

@@ -61,7 +61,7 @@ class SetupCell:
     """A code cell that builds the state the tests use."""
 
     cell: Cell
-    code: str  # Python source, IPython syntax already transformed
+    code: str  # the cell's source, magics included (transformed when it runs)
     assigns_device: bool = False  # assigns the notebook's `device` variable
     expects_exception: bool = False  # marked to raise (`raises-exception` tag)
 

@@ -40,7 +40,7 @@ class NtddExporter(Exporter):
             plan = make_plan(parse_notebook(nb_copy, notebook))
             if not plan.tests:
                 raise NtddError(f"{notebook}: no test cells; nothing to export")
-            text = render_module(plan, module_dir=folder)
+            text = render_module(plan, module_dir=self._output_dir() or folder)
         except NtddError as e:
             raise ConversionException(str(e)) from e
         for warning in plan.warnings:
@@ -48,3 +48,8 @@ class NtddExporter(Exporter):
         resources["unique_key"] = module_path(notebook).stem
         resources["output_extension"] = ".py"
         return text, resources
+
+    def _output_dir(self) -> Path | None:
+        """Where `--output-dir` sends the module, so its header points back correctly."""
+        build_directory = self.config.get("FilesWriter", {}).get("build_directory")
+        return Path(build_directory) if build_directory else None

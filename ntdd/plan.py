@@ -73,7 +73,7 @@ def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCel
         warnings.append(f"{where}: magic {magic!r} will be dropped under test")
     return SetupCell(
         cell,
-        python.code,
+        source.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
         assigns_device=source.assigns_name(python.tree, source.DEVICE),
         expects_exception=markers.expects_exception(cell),
     )

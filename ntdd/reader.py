@@ -87,9 +87,30 @@ def _json_problem(text: str, e: json.JSONDecodeError) -> str:
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
             return f"git merge-conflict markers at line {lineno}; resolve the conflict first"
-    if e.pos >= len(text.rstrip()):
-        return f"truncated JSON (ends at line {e.lineno}); the file was cut short"
+    if _unclosed(text):
+        return "truncated JSON (it ends inside an object or string); the file was cut short"
     return f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
+
+
+def _unclosed(text: str) -> bool:
+    """Whether *text* is well formed up to where it stops short: a cut-off file."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}" and (not stack or stack.pop() != ch):
+            return False
+    return in_string or bool(stack)
 
 
 def _upgrade(obj: Mapping[str, Any], path: Path, major: int) -> dict[str, Any]:

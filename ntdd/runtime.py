@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from ntdd.magics import NotebookShell, display
-from ntdd.source import DEVICE
+from ntdd.source import DEVICE, to_python
 
 #: Devices that `device` tests run on; the plugin sets it from `--ntdd-devices`.
 DEVICES: tuple[str, ...] = tuple(
@@ -154,13 +154,12 @@ class NotebookRuntime:
     def _run_setup(self, device: str) -> None:
         __tracebackhide__ = True
         ns = self.namespace
-        ns["get_ipython"] = _shell_factory(ns, lambda: self._running)
+        ns["get_ipython"] = _shell_factory(ns, lambda: self._running or self.display_path)
         ns["display"] = display
         if self.uses_device:
             ns[DEVICE] = device_value(device)
         for cell in self._cells:
-            ident = f" (id {cell.id})" if cell.id else ""
-            self._running = f"{self.display_path}: setup cell {cell.index}{ident}"
+            self._running = self.cell_filename(cell.index, cell.id)
             code = self._compile(cell)
             try:
                 if cell.assigns_device:
@@ -174,10 +173,18 @@ class NotebookRuntime:
         self._running = ""
 
     def _compile(self, cell: SetupCode) -> Any:
+        """Compile a setup cell under its own name; IPython syntax is transformed first."""
         filename = self.cell_filename(cell.index, cell.id)
         lines = cell.code.splitlines(keepends=True)
         linecache.cache[filename] = (len(cell.code), None, lines, filename)
-        return compile(cell.code, filename, "exec", dont_inherit=True)
+        try:
+            return compile(cell.code, filename, "exec", dont_inherit=True)
+        except SyntaxError as error:
+            try:
+                python = to_python(cell.code)
+            except SyntaxError:
+                raise error from None
+            return compile(python.code, filename, "exec", dont_inherit=True)
 
     def cell_filename(self, index: int, cell_id: str | None) -> str:
         """How tracebacks name a setup cell: `nb.ipynb (setup cell 3, id 1a2b)`.

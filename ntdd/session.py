@@ -36,8 +36,12 @@ class NtddSession:
         self.settings = settings
         self.deduplicated: list[tuple[Path, Path]] = []
         self.unreadable = 0  # notebooks that failed to collect
+        self._devices_before = runtime.DEVICES
         if settings.devices:
             runtime.DEVICES = settings.devices
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        runtime.DEVICES = self._devices_before
 
     # -- collection ------------------------------------------------------
 

@@ -1,0 +1,99 @@
+"""Shared helpers: build notebooks in test code, run them both ways ntdd offers."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
+
+from ntdd.cli import main as ntdd_main
+from ntdd.export import module_path
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if HAVE_TORCH:
+    # pytester's in-process runs drop modules imported during a run; torch
+    # cannot be imported twice in one process, so it is imported up front.
+    import torch  # noqa: F401
+
+# The same goes for plugins that pytest loads in every in-process run: held
+# here, they are imported once instead of once per run.
+for _plugin in (
+    "nbval.plugin",
+    "nbmake.pytest_plugin",
+    "xdist.plugin",
+    "pytest_cov.plugin",
+    "hypothesis",
+):
+    with contextlib.suppress(ImportError):
+        importlib.import_module(_plugin)
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_notebooks"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="needs the torch extra")
+
+
+def code(source: str, tags: Sequence[str] = (), **meta: Any) -> Any:
+    cell = new_code_cell(source)
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    cell.metadata.update(meta)
+    return cell
+
+
+def md(source: str) -> Any:
+    return new_markdown_cell(source)
+
+
+def raw(source: str) -> Any:
+    return new_raw_cell(source)
+
+
+def make_notebook(cells: Sequence[Any]) -> Any:
+    """A v4.5 notebook; plain strings are code cells."""
+    return new_notebook(cells=[code(c) if isinstance(c, str) else c for c in cells])
+
+
+def write_notebook(path: Path, cells: Sequence[Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(make_notebook(cells), str(path))
+    return path
+
+
+@pytest.fixture
+def notebook(pytester: pytest.Pytester) -> Callable[..., Path]:
+    """Write a notebook of the given cells into the pytester folder."""
+
+    def write(cells: Sequence[Any], name: str = "nb.ipynb") -> Path:
+        return write_notebook(pytester.path / name, cells)
+
+    return write
+
+
+def export(path: Path, *args: str) -> int:
+    return ntdd_main(["export", str(path), *args])
+
+
+@pytest.fixture(params=["exported", "collected"])
+def run_notebook(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> Callable[..., Any]:
+    """Run a notebook's tests as `ntdd export` + pytest, or as `pytest --ntdd`.
+
+    Both must behave alike; tests that use this fixture check both.
+    """
+
+    def run(name: str = "nb.ipynb", *args: str) -> pytest.RunResult:
+        path = pytester.path / name
+        if request.param == "exported":
+            assert export(path) == 0
+            module = module_path(path)
+            return pytester.runpytest("-p", "no:cacheprovider", str(module), *args)
+        return pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(path), *args)
+
+    return run

@@ -1,0 +1,123 @@
+# ntdd: generated — edit the notebook or use `ntdd sync`.
+# ntdd-source: tiny_classifier.ipynb
+# ntdd-version: GOLDEN
+# ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
+"""Tests of the notebook tiny_classifier.ipynb, written by ntdd.
+
+Setup cells run in notebook order, in this module's globals, before the
+first test that needs them: once per device, never once per test. Every test
+sees every setup cell, wherever its own cell sits in the notebook. The
+working directory is the notebook's folder while setup and tests run.
+"""
+
+import pytest
+
+from ntdd.runtime import NotebookRuntime
+
+__ntdd__ = NotebookRuntime(globals(), notebook='tiny_classifier.ipynb', uses_device=True)
+
+# %% ntdd setup: cell 1, id 2d3a2959
+__ntdd__.setup(1, '2d3a2959', """\
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")""", assigns_device=True)
+
+# %% ntdd setup: cell 3, id 74220c3c
+__ntdd__.setup(3, '74220c3c', """\
+n = 256
+X = torch.cat([torch.randn(n // 2, 2) + 2, torch.randn(n // 2, 2) - 2])
+y = torch.cat([torch.zeros(n // 2), torch.ones(n // 2)]).long()
+X, y = X.to(device), y.to(device)
+X.shape, y.shape""")
+
+# %% ntdd setup: cell 5, id 66e84160
+__ntdd__.setup(5, '66e84160', '''\
+class TinyClassifier(nn.Module):
+    """Two inputs, one hidden layer, one logit per class."""
+
+    def __init__(self, hidden: int = 16):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, 2))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+model = TinyClassifier().to(device)
+model''')
+
+# %% ntdd setup: cell 7, id bd575141
+__ntdd__.setup(7, 'bd575141', """\
+def train(model, X, y, steps=200, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = loss_fn(model(X), y)
+        loss.backward()
+        opt.step()
+    return loss.item()
+
+
+final_loss = train(model, X, y)
+print(f"final loss {final_loss:.4f}")""")
+
+
+# %% ntdd fixtures
+@pytest.fixture(name="device", scope="module", params=__ntdd__.devices)
+def _ntdd_device(request: pytest.FixtureRequest):
+    """The device under test; setup runs once for each."""
+    return __ntdd__.device(request.param)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ntdd_module():
+    """Frees the notebook's state when the module's last test has run."""
+    yield
+    __ntdd__.release()
+
+
+@pytest.fixture(autouse=True)
+def _ntdd_test(request: pytest.FixtureRequest):
+    """Runs each test in the notebook's folder, after the setup for its device."""
+    yield from __ntdd__.test(request)
+
+
+# %% ntdd test: cell 9, id 628e6345, sha 2028960c399c
+def test_one_logit_per_class():
+    # TEST: one logit per class
+    logits = model(X)
+    assert logits.shape == (len(X), 2)
+
+
+# %% ntdd test: cell 10, id 7a54ec87, sha 4e3337db13e5
+# TEST
+def test_model_lives_on_the_device_under_test(device):
+    """Setup ran with `device` pinned, so the model was built there."""
+    assert next(model.parameters()).device.type == device.type
+    assert model(X).device.type == device.type
+
+
+def test_training_separates_the_blobs():
+    """Two well-separated blobs are learned almost perfectly."""
+    accuracy = (model(X).argmax(dim=1) == y).float().mean().item()
+    assert accuracy > 0.95
+
+
+# %% ntdd test: cell 11, id cc609803, sha 06311b973e07
+@pytest.mark.usefixtures("device")
+def test_a_fresh_model_learns():
+    # TEST: a fresh model learns
+    fresh = TinyClassifier().to(device)
+    before = nn.CrossEntropyLoss()(fresh(X), y).item()
+    after = train(fresh, X, y, steps=20)
+    assert after < before
+
+
+# %% ntdd test: cell 12, id fbb42227, sha 56b5df4d62b3
+@pytest.mark.xfail(reason='CrossEntropyLoss wants integer class indices, not floats')
+def test_float_labels_are_not_class_indices():
+    # TEST: float labels are not class indices @xfail("CrossEntropyLoss wants integer class indices, not floats")
+    nn.CrossEntropyLoss()(model(X), y.float())

@@ -1,0 +1,223 @@
+"""`ntdd export`: what it writes, what it refuses, and its exit codes."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, write_notebook
+
+from ntdd import export as export_module
+from ntdd import files
+from ntdd.cli import main
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def nb(tmp_path: Path) -> Path:
+    return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
+
+
+def test_export_writes_test_module_beside_the_notebook(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    assert "def test_x_is_one():" in module.read_text()
+    assert f"{module}: written (1 test from {nb})" in capsys.readouterr().out
+
+
+def test_export_to_a_folder_records_the_relative_source(nb: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tests" / "notebooks"
+    assert main(["export", str(nb), "-o", str(out)]) == 0
+    assert "# ntdd-source: ../../nb.ipynb" in (out / "test_nb.py").read_text()
+
+
+def test_export_is_idempotent_byte_for_byte(nb: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    first, mtime = module.read_bytes(), module.stat().st_mtime_ns
+    assert main(["export", str(nb)]) == 0
+    assert module.read_bytes() == first
+    assert module.stat().st_mtime_ns == mtime  # not even rewritten
+    assert "unchanged" in capsys.readouterr().out
+
+
+def test_export_never_modifies_the_notebook(nb: Path) -> None:
+    before = sha(nb)
+    assert main(["export", str(nb)]) == 0
+    assert sha(nb) == before
+
+
+def test_a_foreign_file_is_not_overwritten_without_force(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = nb.with_name("test_nb.py")
+    module.write_text("# my own tests\n")
+    assert main(["export", str(nb)]) == 2
+    assert module.read_text() == "# my own tests\n"
+    err = capsys.readouterr().err
+    assert (
+        f"ntdd: error: {module}: was not written by ntdd; not overwriting it (use --force)" in err
+    )
+    assert main(["export", str(nb), "--force"]) == 0
+    assert "def test_x_is_one" in module.read_text()
+
+
+def test_a_module_generated_from_another_notebook_is_not_overwritten(tmp_path: Path) -> None:
+    a = write_notebook(tmp_path / "a" / "nb.ipynb", ["# TEST\nassert True"])
+    b = write_notebook(tmp_path / "b" / "nb.ipynb", ["# TEST\nassert 1"])
+    out = tmp_path / "out"
+    assert main(["export", str(a), "-o", str(out)]) == 0
+    assert main(["export", str(b), "-o", str(out)]) == 2
+    assert "# ntdd-source: ../a/nb.ipynb" in (out / "test_nb.py").read_text()
+
+
+def test_a_notebook_without_tests_is_reported_and_nothing_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_notebook(tmp_path / "plain.ipynb", ["x = 1"])
+    assert main(["export", str(path)]) == 1
+    assert not path.with_name("test_plain.py").exists()
+    assert "no test cells; nothing written" in capsys.readouterr().out
+
+
+def test_a_folder_is_searched_recursively_skipping_checkpoints(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "a.ipynb", ["# TEST\nassert True"])
+    write_notebook(tmp_path / "sub" / "b.ipynb", ["# TEST\nassert True"])
+    write_notebook(tmp_path / ".ipynb_checkpoints" / "a-checkpoint.ipynb", ["# TEST\nassert 0"])
+    assert main(["export", str(tmp_path)]) == 0
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("test_*.py")) == [
+        "sub/test_b.py",
+        "test_a.py",
+    ]
+
+
+def test_module_names_are_identifiers_and_stay_in_the_output_folder(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "01-intro to nets.ipynb", ["# TEST\nassert True"])
+    out = tmp_path / "out"
+    assert main(["export", str(path), "-o", str(out)]) == 0
+    assert [p.name for p in out.iterdir()] == ["test_01_intro_to_nets.py"]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "empty file, not a notebook"),
+        (b'{"cells": [', "truncated JSON"),
+        (b"\x00\x01binary", "binary file, not a notebook"),
+        (b'{"a": 1}', "not a notebook"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, reason: str
+) -> None:
+    bad = tmp_path / "bad.ipynb"
+    bad.write_bytes(content)
+    good = write_notebook(tmp_path / "good.ipynb", ["# TEST\nassert True"])
+    assert main(["export", str(bad), str(good)]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines()[0].startswith(f"ntdd: error: {bad}: ")
+    assert reason in err
+    assert "Traceback" not in err
+    assert good.with_name("test_good.py").exists()  # the good notebook was still exported
+
+
+def test_debug_shows_the_traceback(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.ipynb"
+    bad.write_bytes(b"")
+    assert main(["--debug", "export", str(bad)]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_missing_paths_and_non_notebooks_are_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("hi")
+    assert main(["export", str(tmp_path / "nope.ipynb")]) == 2
+    assert main(["export", str(tmp_path / "notes.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "nope.ipynb: no such file or directory" in err
+    assert "notes.txt: not a notebook (expected a .ipynb file)" in err
+
+
+def test_a_folder_without_notebooks_is_nothing_to_do(tmp_path: Path) -> None:
+    assert main(["export", str(tmp_path)]) == 1
+
+
+def test_an_interrupted_write_leaves_the_old_module_intact(
+    nb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    before = module.read_bytes()
+    write_notebook(nb, ["x = 2", "# TEST: x is two\nassert x == 2"])
+
+    def crash(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", crash)  # fails after the new text is half out
+    with pytest.raises(OSError):
+        export_module.export_notebook(nb)
+    assert module.read_bytes() == before
+    assert [p.name for p in nb.parent.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def test_config_in_pyproject_sets_the_output_folder(
+    nb: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ntdd]\noutput = "generated"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "nb.ipynb"]) == 0
+    assert (tmp_path / "generated" / "test_nb.py").exists()
+
+
+def test_an_unknown_config_key_is_bad_input(
+    nb: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ntdd]\noutptu = "x"\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "nb.ipynb"]) == 2
+    assert "unknown key(s) in [tool.ntdd]: outptu" in capsys.readouterr().err
+
+
+def test_the_console_script_and_module_entry_point_run(nb: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ntdd", "export", str(nb)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert nb.with_name("test_nb.py").exists()
+
+
+def test_version_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"ntdd {version('ntdd')}"
+
+
+@pytest.mark.parametrize("output_dir", [None, "elsewhere"])
+def test_nbconvert_writes_the_same_module_as_export(tmp_path: Path, output_dir: str | None) -> None:
+    pytest.importorskip("nbconvert")
+    for name in ("tiny_classifier", "data_prep"):
+        nb = tmp_path / f"{name}.ipynb"
+        nb.write_bytes((SAMPLES / f"{name}.ipynb").read_bytes())
+        target = tmp_path / output_dir if output_dir else tmp_path
+        extra = ["--output-dir", str(target)] if output_dir else []
+        done = subprocess.run(
+            [sys.executable, "-m", "nbconvert", "--to", "ntdd", str(nb), *extra],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        converted = (target / f"test_{name}.py").read_bytes()
+        (target / f"test_{name}.py").unlink()
+        assert main(["export", str(nb), "-o", str(target)]) == 0
+        assert (target / f"test_{name}.py").read_bytes() == converted

@@ -1,0 +1,118 @@
+"""The marker grammar: which cells are tests, with what names and marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from ntdd.markers import (
+    MarkerError,
+    expects_exception,
+    is_test_cell,
+    parse_test_marker,
+    skip_reason,
+)
+from ntdd.model import Cell, Mark
+
+
+def cell(source: str, tags: tuple[str, ...] = (), cell_type: str = "code") -> Cell:
+    return Cell(index=3, cell_type=cell_type, source=source, id="abc", tags=tags)
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["# TEST", "# TEST: input shape", "#TEST", "# TEST @slow", "\n\n  # TEST: after blanks\nx"],
+)
+def test_these_cells_are_tests(source: str) -> None:
+    assert is_test_cell(cell(source))
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["# TESTING the model", "x = 1\n# TEST", "# test", "print('# TEST')", "# TESTS", ""],
+)
+def test_these_cells_are_not(source: str) -> None:
+    assert not is_test_cell(cell(source))
+
+
+def test_a_markdown_cell_is_never_a_test() -> None:
+    assert not is_test_cell(cell("# TEST", cell_type="markdown"))
+
+
+@pytest.mark.parametrize(
+    ("line", "title", "marks"),
+    [
+        ("# TEST", "", ()),
+        ("# TEST: input shape", "input shape", ()),
+        ("# TEST: big batch @slow", "big batch", (Mark("slow"),)),
+        (
+            '# TEST: big batch @slow @xfail("issue 12")',
+            "big batch",
+            (Mark("slow"), Mark("xfail", (), (("reason", "issue 12"),))),
+        ),
+        ('# TEST @skip("no data")', "", (Mark("skip", (), (("reason", "no data"),)),)),
+        ("# TEST: gpu path @cuda", "gpu path", (Mark("cuda"),)),
+        ("# TEST: t @timeout(5)", "t", (Mark("timeout", (5,)),)),
+        (
+            '# TEST: x @xfail(strict=False, reason="a (b) c")',
+            "x",
+            (Mark("xfail", (), (("strict", False), ("reason", "a (b) c"))),),
+        ),
+        ("# TEST: mail user@example.com", "mail user@example.com", ()),
+        ("# TEST: größe prüfen", "größe prüfen", ()),
+    ],
+)
+def test_the_marker_line_gives_title_and_marks(
+    line: str, title: str, marks: tuple[Mark, ...]
+) -> None:
+    marker = parse_test_marker(cell(line + "\nassert True"))
+    assert marker.title == title
+    assert marker.marks == marks
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['# TEST: x @xfail("unclosed', "# TEST: x @slow junk", "# TEST: x @skip(reason=some_name)"],
+)
+def test_a_malformed_mark_is_an_error(line: str) -> None:
+    with pytest.raises(MarkerError):
+        parse_test_marker(cell(line))
+
+
+def test_tags_add_the_same_marks() -> None:
+    marker = parse_test_marker(cell("# TEST: t", ("ntdd-xfail", "ntdd-slow", "ntdd-cuda", "other")))
+    assert [m.name for m in marker.marks] == ["xfail", "slow", "cuda"]
+
+
+def test_a_mark_on_the_line_wins_over_the_same_tag() -> None:
+    marker = parse_test_marker(cell('# TEST: t @xfail("why")', ("ntdd-xfail",)))
+    assert marker.marks == (Mark("xfail", (), (("reason", "why"),)),)
+
+
+@pytest.mark.parametrize(
+    ("source", "tags", "reason"),
+    [
+        ("# NTDD: skip\ntrain()", (), "# NTDD: skip"),
+        ("# ntdd: SKIP - downloads\nfetch()", (), "# NTDD: skip"),
+        ("fetch()", ("ntdd-skip",), "tag ntdd-skip"),
+        ("fetch()", ("skip-execution",), "tag skip-execution"),
+        ("# NBVAL_SKIP\nfetch()", (), "# NBVAL_SKIP"),
+        ("import os\n# NBVAL_SKIP\nfetch()", (), "# NBVAL_SKIP"),
+        ("x = 1", (), None),
+        ("# NTDD: skipping is not this", (), None),
+    ],
+)
+def test_skipped_setup_cells(source: str, tags: tuple[str, ...], reason: str | None) -> None:
+    assert skip_reason(cell(source, tags)) == reason
+
+
+@pytest.mark.parametrize(
+    ("source", "tags", "expected"),
+    [
+        ("1/0", ("raises-exception",), True),
+        ("1/0", ("nbval-raises-exception",), True),
+        ("# NBVAL_RAISES_EXCEPTION\n1/0", (), True),
+        ("1/0", (), False),
+    ],
+)
+def test_setup_cells_marked_to_raise(source: str, tags: tuple[str, ...], expected: bool) -> None:
+    assert expects_exception(cell(source, tags)) is expected

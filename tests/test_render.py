@@ -1,0 +1,150 @@
+"""Rendering: golden modules for the samples, and cell source carried over exactly."""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import SAMPLES, code, make_notebook, write_notebook
+
+from ntdd.errors import TemplateError
+from ntdd.model import Notebook
+from ntdd.plan import make_plan
+from ntdd.reader import read_notebook
+from ntdd.regions import parse_header, parse_regions, region_sha
+from ntdd.render import pystr, render_module
+
+GOLDEN = Path(__file__).parent / "golden"
+REGEN = os.environ.get("NTDD_REGEN_GOLDEN") == "1"
+
+
+def render(tmp_path: Path, cells: list[object]) -> str:
+    path = write_notebook(tmp_path / "nb.ipynb", cells)
+    return render_module(make_plan(read_notebook(path)), version="TEST")
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.ipynb")))
+def test_sample_modules_match_their_golden_files(sample: str) -> None:
+    """Reviewed as diffs; regenerate with NTDD_REGEN_GOLDEN=1 after a deliberate change."""
+    text = render_module(make_plan(read_notebook(SAMPLES / sample)), version="GOLDEN")
+    golden = GOLDEN / sample.replace(".ipynb", ".py")
+    if REGEN or not golden.exists():
+        golden.parent.mkdir(exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8")
+
+
+HOSTILE_CELLS = [
+    "s = '''{{ not jinja }} {% neither %} {# nor #}'''\nassert '{{' in s",
+    's = "\\\\n is a backslash and an n"\nassert len(s) == 21',
+    "s = '''line one\nline two'''\nassert s.count(chr(10)) == 1",
+    's = """\n    indented inside a string\n"""\nassert s.startswith("\\n    indented")',
+    "s = 'it''s' + \"quote\" + r'\\raw' + f'{1 + 1}'\nassert s.endswith('2')",
+    "x = 1 + \\\n    2\nassert x == 3",
+    "if True:\n\tx = 1\nassert x == 1",
+    "s = '''ends with a quote\"'''\nassert s[-1] == '\"'",
+]
+
+
+@pytest.mark.parametrize("body", HOSTILE_CELLS)
+def test_hostile_test_cells_are_carried_over_exactly(tmp_path: Path, body: str) -> None:
+    source = "# TEST: hostile\n" + body
+    text = render(tmp_path, ["x = 0", source])
+    module = ast.parse(text)
+    test = next(
+        n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "test_hostile"
+    )
+    assert ast.dump(ast.Module(body=test.body, type_ignores=[])) == ast.dump(ast.parse(source))
+
+
+@pytest.mark.parametrize("body", HOSTILE_CELLS)
+def test_hostile_setup_cells_are_carried_over_exactly(tmp_path: Path, body: str) -> None:
+    text = render(tmp_path, [body, "# TEST\nassert True"])
+    call = next(
+        n.value
+        for n in ast.parse(text).body
+        if isinstance(n, ast.Expr)
+        and isinstance(n.value, ast.Call)
+        and getattr(n.value.func, "attr", "") == "setup"
+    )
+    assert ast.literal_eval(call.args[2]) == body
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["", "x", "a\nb", 'ends with "', "has '''", 'has """', "back\\slash\n", "\x00nul\n", "\ud800"],
+)
+def test_pystr_reads_back_exactly(value: str) -> None:
+    assert ast.literal_eval(pystr(value)) == value
+
+
+def test_multi_line_setup_is_written_readably(tmp_path: Path) -> None:
+    text = render(tmp_path, ["import math\nradius = 2", "# TEST\nassert radius"])
+    assert '"""\\\nimport math\nradius = 2"""' in text
+
+
+def test_the_header_records_source_version_and_hash(tmp_path: Path) -> None:
+    text = render(tmp_path, ["x = 1", "# TEST\nassert x"])
+    header = parse_header(text)
+    assert header is not None
+    assert (header.source, header.version) == ("nb.ipynb", "TEST")
+    assert header.content_hash.startswith("sha256:")
+    assert "generated — edit the notebook or use `ntdd sync`" in text.splitlines()[0]
+
+
+def test_outputs_and_execution_counts_do_not_change_the_module(tmp_path: Path) -> None:
+    nb = make_notebook(["x = 1", "# TEST\nassert x"])
+    first = render_module(make_plan(_read(tmp_path, nb)))
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="hi")]
+    nb.cells[0].execution_count = 7
+    assert render_module(make_plan(_read(tmp_path, nb))) == first
+
+
+def _read(tmp_path: Path, nb: object) -> Notebook:
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, str(path))
+    return read_notebook(path)
+
+
+def test_each_test_region_records_the_hash_of_its_text(tmp_path: Path) -> None:
+    text = render(tmp_path, ["x = 1", "# TEST: a\nassert x", "# TEST\ndef test_b():\n    assert x"])
+    tests = [r for r in parse_regions(text) if r.kind == "test"]
+    assert [r.index for r in tests] == [1, 2]
+    assert all(r.sha == region_sha(r.text) for r in tests)
+
+
+def test_a_cell_of_only_comments_is_an_empty_test(tmp_path: Path) -> None:
+    text = render(tmp_path, ["# TEST: to do\n# nothing yet"])
+    assert "pass  # ntdd: the cell has no statements" in text
+
+
+def test_a_template_of_ones_own_is_used(tmp_path: Path) -> None:
+    template = tmp_path / "mine.py.j2"
+    template.write_text(
+        '{% include "_header.py.j2" %}\n# my own layout, {{ tests | length }} tests\n'
+        "import pytest\nfrom ntdd.runtime import NotebookRuntime\n"
+        "__ntdd__ = NotebookRuntime(globals(), notebook={{ notebook_relpath | pystr }})\n"
+        '{% for test in tests %}\n\n{% include "_test.py.j2" %}\n{% endfor %}\n'
+    )
+    nb = write_notebook(tmp_path / "nb.ipynb", ["# TEST\nassert True"])
+    text = render_module(make_plan(read_notebook(nb)), template=template)
+    assert "# my own layout, 1 tests" in text
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ("import os\n", "must start with the ntdd header"),
+        ('{% include "_header.py.j2" %}\ndef broken(:\n', "rendered invalid Python"),
+        ('{% include "_header.py.j2" %}\n{{ no_such_variable }}\n', "failed to render"),
+    ],
+)
+def test_a_broken_template_is_a_clear_error(tmp_path: Path, template: str, message: str) -> None:
+    path = tmp_path / "bad.py.j2"
+    path.write_text(template)
+    nb = write_notebook(tmp_path / "nb.ipynb", [code("# TEST\nassert True")])
+    with pytest.raises(TemplateError, match=message):
+        render_module(make_plan(read_notebook(nb)), template=path)
