@@ -18,25 +18,39 @@ import pytest
 
 from ntdd.errors import NtddError
 from ntdd.export import module_path
+from ntdd.model import Notebook
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
-
-COLLECT_ERROR_PREFIX = "ntdd: "
 
 
 class NotebookModule(pytest.Module):
     """A `.ipynb` file whose `# TEST` cells pytest collects as a module."""
 
-    warnings: tuple[str, ...] = ()
+    notebook: Notebook | None = None
+    read_error: NtddError | None = None
+    plan_warnings: tuple[str, ...] = ()  # shown once collection is done
+
+    def load(self) -> None:
+        """Read the notebook, once; a failure is raised later, as a collection error."""
+        try:
+            self.notebook = read_notebook(_shortest(self.path))
+        except NtddError as e:
+            self.read_error = e
 
     def _getobj(self) -> types.ModuleType:
+        if self.notebook is None and self.read_error is None:
+            self.load()
         try:
-            plan = make_plan(read_notebook(self.path))
+            if self.read_error is not None:
+                raise self.read_error
+            assert self.notebook is not None
+            plan = make_plan(self.notebook)
             source = render_module(plan)
         except NtddError as e:
-            raise self.CollectError(f"{COLLECT_ERROR_PREFIX}{e}") from e
-        self.warnings = plan.warnings
+            raise self.CollectError(f"ntdd: {e}") from e
+        self.plan_warnings = plan.warnings
+        self.notebook = None  # the module holds what is needed from here on
         return import_rendered(self.path, source, self.config)
 
     def _register_setup_module_fixture(self) -> None:
@@ -77,6 +91,14 @@ def _compile(source: str, filename: str, config: pytest.Config) -> types.CodeTyp
 
         rewrite_asserts(tree, source.encode("utf-8"), filename, config)
     return compile(tree, filename, "exec", dont_inherit=True)
+
+
+def _shortest(path: Path) -> Path:
+    """*path* relative to the working directory when inside it: for messages."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def _display(path: Path, config: pytest.Config) -> str:

@@ -51,6 +51,7 @@ class NotebookRuntime:
         self.uses_device = uses_device
         module_file = namespace.get("__file__") or "."
         self.notebook = (Path(module_file).parent / notebook).resolve()
+        self.display_path = _relative_to_cwd(self.notebook)  # now: tests change the cwd
         self.devices = DEVICES or ("cpu",)
         self._cells: list[SetupCode] = []
         self._pristine: dict[str, Any] | None = None
@@ -195,12 +196,6 @@ class NotebookRuntime:
         ident = f", id {cell_id}" if cell_id else ""
         return f"{self.display_path} (setup cell {index}{ident})"
 
-    @property
-    def display_path(self) -> str:
-        with contextlib.suppress(ValueError):
-            return str(self.notebook.relative_to(Path.cwd()))
-        return str(self.notebook)
-
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"
 
@@ -266,6 +261,12 @@ def device_unavailable(name: str) -> str:
     if available is None:
         return f"torch has no {name!r} backend"
     return "" if available() else f"torch.{name}.is_available() is False"
+
+
+def _relative_to_cwd(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)
 
 
 def _shell_factory(ns: dict[str, Any], where: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ntdd import markers, runtime
-from ntdd.collect import COLLECT_ERROR_PREFIX, NotebookModule
+from ntdd.collect import NotebookModule
 from ntdd.locate import CellLocation, failure_location, locate
 from ntdd.model import Cell
 from ntdd.regions import parse_header
@@ -45,10 +45,24 @@ class NtddSession:
 
     # -- collection ------------------------------------------------------
 
-    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
-        if self.settings.enabled and file_path.suffix == ".ipynb":
-            return NotebookModule.from_parent(parent, path=file_path)
-        return None
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> Generator[None, list[Any], list[Any]]:
+        """Add ntdd's collector for a notebook beside other plugins' (nbval's).
+
+        The notebook is read here, once. When it cannot be read, only ntdd's
+        collection error is kept, so a broken file is one error, not one per
+        plugin.
+        """
+        others = yield
+        if not (self.settings.enabled and file_path.suffix == ".ipynb"):
+            return others
+        ours = NotebookModule.from_parent(parent, path=file_path)
+        ours.load()
+        if ours.read_error is not None:
+            others = [c for c in others if type(c).__name__ != "IPyNbFile"]
+        return [ours, *others]
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """With --ntdd, an exported module whose notebook is collected is left out."""
@@ -64,12 +78,19 @@ class NtddSession:
         roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
         return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
 
-    def pytest_report_collectionfinish(self, config: pytest.Config) -> list[str]:
-        return [
+    def pytest_report_collectionfinish(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> list[str]:
+        """Say what ntdd decided: modules left out, and each notebook's warnings."""
+        lines = [
             f"ntdd: {_relative(module, config)} not collected: "
             f"its notebook {_relative(notebook, config)} is collected directly"
             for module, notebook in self.deduplicated
         ]
+        modules = {id(m): m for i in items if isinstance(m := i.parent, NotebookModule)}
+        for module in modules.values():
+            lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
+        return lines
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -85,7 +106,7 @@ class NtddSession:
                     item.add_marker(pytest.mark.skip(reason="run by ntdd"))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed and str(report.longrepr).startswith(COLLECT_ERROR_PREFIX):
+        if self.settings.enabled and report.failed and report.nodeid.endswith(".ipynb"):
             self.unreadable += 1
 
     @pytest.hookimpl(wrapper=True)

@@ -47,6 +47,7 @@ class Deadline:
     @contextlib.contextmanager
     def _alarm(self, seconds: float) -> Iterator[None]:
         def on_alarm(signum: int, frame: FrameType | None) -> None:
+            __tracebackhide__ = True
             raise NtddTimeout(self.message)
 
         previous = signal.signal(signal.SIGALRM, on_alarm)
