@@ -1,7 +1,8 @@
 """The `ntdd` command.
 
-Exit codes: 0 done; 1 nothing to do, or a check failed; 2 bad input (a file
-that is not a notebook, a foreign file in the way, a bad option).
+Exit codes: 0 done; 1 nothing to do, a check failed, or a sync was refused;
+2 bad input (a file that is not a notebook, a foreign file in the way, a bad
+option).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ntdd.errors import NtddError
@@ -37,51 +38,95 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ntdd",
         description="Turn the `# TEST` cells of Jupyter notebooks into pytest tests.",
-        epilog="Exit codes: 0 done, 1 nothing to do or a check failed, 2 bad input.",
+        epilog="Exit codes: 0 done; 1 nothing to do, a check failed or a sync was refused; "
+        "2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"ntdd {__version__}")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     parser.set_defaults(command=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
-    export = sub.add_parser(
-        "export",
-        help="write a pytest module for each notebook",
-        description="Write test_<notebook>.py for each notebook, from its `# TEST` cells.",
-    )
+
+    export = _command(sub, "export", _export, "write a pytest module for each notebook")
     export.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_DIR")
-    export.add_argument(
-        "-o", "--output", type=Path, help="folder for the modules (default: beside each notebook)"
-    )
-    export.add_argument("--template", type=Path, help="a Jinja template of your own")
+    _output_options(export)
     export.add_argument(
         "--force", action="store_true", help="overwrite files that ntdd did not write"
     )
     export.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        "--check",
+        action="store_true",
+        help="write nothing; list modules that are missing, stale or hand-edited (exit 1)",
     )
-    export.set_defaults(command=_export)
+
+    sync = _command(sub, "sync", _sync, "bring notebooks and their modules into agreement")
+    sync.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_MODULE")
+    _output_options(sync)
+    sync.add_argument(
+        "--prefer",
+        choices=("notebook", "module"),
+        help="when both changed since the export, the side whose edits win",
+    )
+
+    init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
+    init.add_argument("--notebooks", default=".", help="folder of the notebooks (default: .)")
+    init.add_argument("--python", default="3.11", help="Python version for CI (default: 3.11)")
+    init.add_argument(
+        "--no-check", action="store_true", help="leave out the `ntdd export --check` step"
+    )
+    init.add_argument(
+        "--output",
+        type=Path,
+        default=Path(".github/workflows/ntdd.yml"),
+        help="where to write it (default: .github/workflows/ntdd.yml)",
+    )
+    init.add_argument("--force", action="store_true", help="overwrite an existing file")
     return parser
 
 
-def _export(args: argparse.Namespace) -> int:
+def _command(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    summary: str,
+) -> argparse.ArgumentParser:
+    command = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".")
+    command.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+    command.set_defaults(command=run)
+    return command
+
+
+def _output_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "-o", "--output", type=Path, help="folder of the modules (default: beside each notebook)"
+    )
+    command.add_argument("--template", type=Path, help="a Jinja template of your own")
+
+
+def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
+    """The output folder and template: from the command line, else `[tool.ntdd]`."""
     from ntdd.config import load_config
-    from ntdd.export import export_notebook
-    from ntdd.files import find_notebooks
 
     config = load_config()
-    out_dir = args.output or config.output
     template = args.template or config.template
     if template is not None and not template.is_file():
         raise NtddError(f"{template}: template not found")
-    failures = written = 0
-    try:
-        notebooks = list(find_notebooks(args.paths))
-    except NtddError as e:
-        _error(e, args.debug)
-        return BAD_INPUT
+    return args.output or config.output, template
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ntdd.export import export_notebook
+    from ntdd.files import find_notebooks
+
+    out_dir, template = _settings(args)
+    notebooks = list(find_notebooks(args.paths))
     if not notebooks:
         print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
         return NOTHING_TO_DO
+    if args.check:
+        return _check(notebooks, out_dir, template, args.debug)
+    failures = written = 0
     for notebook in notebooks:
         try:
             done = export_notebook(notebook, out_dir, template, args.force)
@@ -96,9 +141,86 @@ def _export(args: argparse.Namespace) -> int:
             continue
         written += 1
         print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {notebook})")
+    return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
+
+
+def _check(notebooks: list[Path], out_dir: Path | None, template: Path | None, debug: bool) -> int:
+    from ntdd import __version__
+    from ntdd.drift import compare, explain
+    from ntdd.export import module_path
+
+    listed = failures = 0
+    for notebook in notebooks:
+        module = module_path(notebook, out_dir)
+        try:
+            drift = compare(notebook, module, template)
+        except NtddError as e:
+            _error(e, debug)
+            failures += 1
+            continue
+        if not drift.plan.tests and drift.text is None:
+            continue  # nothing to export, nothing exported
+        reason = explain(drift, __version__)
+        if not drift.plan.tests:
+            reason = "stale: the notebook has no test cells any more; delete the module"
+        if reason:
+            listed += 1
+            print(f"{module}: {reason}")
     if failures:
         return BAD_INPUT
-    return OK if written else NOTHING_TO_DO
+    if not listed:
+        print(f"ntdd: {_plural(len(notebooks), 'notebook')} checked; every module is current")
+    return NOTHING_TO_DO if listed else OK
+
+
+def _sync(args: argparse.Namespace) -> int:
+    from ntdd.sync import SyncConflict, sync
+
+    out_dir, template = _settings(args)
+    refused = failures = 0
+    for notebook, module in _sync_pairs(args.paths, out_dir):
+        try:
+            done = sync(notebook, module, args.prefer, template)
+        except SyncConflict as e:
+            _error(e, args.debug)
+            refused += 1
+            continue
+        except NtddError as e:
+            _error(e, args.debug)
+            failures += 1
+            continue
+        cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
+        print(f"{notebook} <-> {module}: {done.action}{cells}")
+    return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK
+
+
+def _sync_pairs(paths: Sequence[str], out_dir: Path | None) -> Iterator[tuple[Path, Path]]:
+    """(notebook, module) for each path: a module names its notebook in its header."""
+    from ntdd.export import module_path
+    from ntdd.files import find_notebooks
+    from ntdd.regions import parse_header
+
+    for raw in paths:
+        path = Path(raw)
+        if path.suffix == ".py":
+            text = path.read_text(encoding="utf-8") if path.is_file() else ""
+            header = parse_header(text)
+            if header is None:
+                raise NtddError(f"{path}: not a module written by ntdd (no ntdd header)")
+            yield (path.parent / header.source), path
+        else:
+            for notebook in find_notebooks([path]):
+                yield notebook, module_path(notebook, out_dir)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from ntdd.init import write_workflow
+
+    path = write_workflow(
+        args.output, args.notebooks, args.python, check=not args.no_check, force=args.force
+    )
+    print(f"{path}: written; commit it to run your notebooks' tests on every change")
+    return OK
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

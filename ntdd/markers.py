@@ -75,13 +75,17 @@ def parse_test_marker(cell: Cell) -> TestMarker:
     if match is None:
         raise MarkerError(f"{cell.label} is not a test cell")
     title, marks = _split_marks(match["rest"])
-    tag_marks = tuple(
+    seen = {m.name for m in marks}
+    return TestMarker(title, marks + tuple(m for m in tag_marks(cell) if m.name not in seen))
+
+
+def tag_marks(cell: Cell) -> tuple[Mark, ...]:
+    """The marks a test cell's `ntdd-<word>` tags give it."""
+    return tuple(
         Mark(tag[len(TAG_PREFIX) :])
         for tag in cell.tags
         if tag.startswith(TAG_PREFIX) and tag[len(TAG_PREFIX) :].isidentifier()
     )
-    seen = {m.name for m in marks}
-    return TestMarker(title, marks + tuple(m for m in tag_marks if m.name not in seen))
 
 
 def _split_marks(rest: str) -> tuple[str, tuple[Mark, ...]]:

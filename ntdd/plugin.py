@@ -7,6 +7,8 @@ their tests grouped by device, with or without `--ntdd`.
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from ntdd.config import load_config, parse_devices, parse_timeout
@@ -59,3 +61,14 @@ def _settings(config: pytest.Config) -> Settings:
     devices = parse_devices(raw_devices, "--ntdd-devices") if raw_devices else file.devices
     timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
     return Settings(enabled=bool(enabled), devices=devices, timeout=timeout or None)
+
+
+@pytest.fixture
+def ntdd_torch() -> types.ModuleType:
+    """ntdd's PyTorch assertions (`ntdd.torch`), for tests that prefer a fixture.
+
+    `def test_model(ntdd_torch): ntdd_torch.assert_mode(model, train=False)`
+    """
+    import ntdd.torch
+
+    return ntdd.torch

@@ -20,6 +20,8 @@ _MARKER = re.compile(
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
 _HEADER_LINES = 12
+HASH_FIELD = "# ntdd-hash: "
+FRAME_FIELD = "# ntdd-frame: "
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class Header:
     source: str
     version: str
     content_hash: str
+    frame: str = ""  # hash of everything outside the test regions
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def parse_header(text: str) -> Header | None:
         fields[match["key"]] = match["value"].strip()
     if not {"source", "version", "hash"} <= fields.keys():
         return None
-    return Header(fields["source"], fields["version"], fields["hash"])
+    return Header(fields["source"], fields["version"], fields["hash"], fields.get("frame", ""))
 
 
 def parse_regions(text: str) -> list[Region]:
@@ -95,10 +98,37 @@ def region_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def stamp_region_hashes(text: str) -> str:
-    """Add `sha <hash of region text>` to each test marker of a rendered module."""
+def frame_sha(text: str) -> str:
+    """A hash of a module's frame: every line outside its test regions' text.
+
+    The header's own `ntdd-frame` line is left out (it holds this hash); the
+    region markers, with their recorded hashes, are in.
+    """
+    lines = text.split("\n")
+    inside = {n for r in parse_regions(text) if r.kind == "test" for n in range(r.start, r.end + 1)}
+    frame = [
+        line
+        for n, line in enumerate(lines, 1)
+        if n not in inside and not line.startswith(FRAME_FIELD)
+    ]
+    return hashlib.sha256("\n".join(frame).encode("utf-8")).hexdigest()[:16]
+
+
+def stamp_hashes(text: str) -> str:
+    """Record in a rendered module the hashes that later edits are told by.
+
+    Each test marker gets `sha <hash of its region>`, and the header gets
+    `# ntdd-frame: <hash of the rest>`, after its `ntdd-hash` line.
+    """
     lines = text.split("\n")
     for region in parse_regions(text):
         if region.kind == "test" and region.sha is None:
             lines[region.marker_line - 1] += f", sha {region_sha(region.text)}"
+    stamped = "\n".join(lines)
+    hash_line = next(
+        (i for i, line in enumerate(lines[:_HEADER_LINES]) if line.startswith(HASH_FIELD)), None
+    )
+    if hash_line is None:
+        return stamped
+    lines.insert(hash_line + 1, f"{FRAME_FIELD}{frame_sha(stamped)}")
     return "\n".join(lines)

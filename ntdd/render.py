@@ -18,7 +18,7 @@ import jinja2
 from ntdd import markers, source
 from ntdd.errors import TemplateError
 from ntdd.model import Mark, Plan, TestCell, TestKind
-from ntdd.regions import HEADER_FIRST_LINE, stamp_region_hashes
+from ntdd.regions import HEADER_FIRST_LINE, stamp_hashes
 from ntdd.templates import MODULE_TEMPLATE, template_dir
 
 MARKS_COMMENT = "# ntdd: marks of cell"
@@ -48,7 +48,7 @@ def render_module(
         text = _environment(search).get_template(name).render(context)
     except jinja2.TemplateError as e:
         raise TemplateError(f"template {name!r} failed to render: {e}") from e
-    text = stamp_region_hashes(text).rstrip("\n") + "\n"
+    text = stamp_hashes(text.rstrip("\n") + "\n")
     _check(text, name, plan)
     return text
 

@@ -84,7 +84,7 @@ def _magic_names(tree: ast.Module) -> Iterator[str]:
 
 def indent(code: str, prefix: str) -> str:
     """Indent every line of *code* by *prefix*, except lines inside strings."""
-    inside = _continuation_lines(code)
+    inside = continuation_lines(code)
     lines = code.split("\n")
     return "\n".join(
         line if i in inside or not line else prefix + line for i, line in enumerate(lines, 1)
@@ -93,7 +93,7 @@ def indent(code: str, prefix: str) -> str:
 
 def dedent(body: str, prefix: str) -> str:
     """Undo `indent`: strip *prefix* from lines that are not inside strings."""
-    inside = _continuation_lines(body)
+    inside = continuation_lines(body)
     lines = body.split("\n")
     return "\n".join(
         line[len(prefix) :] if i not in inside and line.startswith(prefix) else line
@@ -113,7 +113,7 @@ def indent_prefix(code: str) -> str:
     return "    "
 
 
-def _continuation_lines(code: str) -> set[int]:
+def continuation_lines(code: str) -> set[int]:
     """Line numbers (1-based) that continue a token begun on an earlier line."""
     inside: set[int] = set()
     try:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from conftest import SAMPLES, code, make_notebook, write_notebook
 
+from ntdd.cli import main
 from ntdd.errors import TemplateError
 from ntdd.model import Notebook
 from ntdd.plan import make_plan
@@ -17,24 +17,18 @@ from ntdd.reader import read_notebook
 from ntdd.regions import parse_header, parse_regions, region_sha
 from ntdd.render import pystr, render_module
 
-GOLDEN = Path(__file__).parent / "golden"
-REGEN = os.environ.get("NTDD_REGEN_GOLDEN") == "1"
-
 
 def render(tmp_path: Path, cells: list[object]) -> str:
     path = write_notebook(tmp_path / "nb.ipynb", cells)
     return render_module(make_plan(read_notebook(path)), version="TEST")
 
 
-@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.ipynb")))
-def test_sample_modules_match_their_golden_files(sample: str) -> None:
-    """Reviewed as diffs; regenerate with NTDD_REGEN_GOLDEN=1 after a deliberate change."""
-    text = render_module(make_plan(read_notebook(SAMPLES / sample)), version="GOLDEN")
-    golden = GOLDEN / sample.replace(".ipynb", ".py")
-    if REGEN or not golden.exists():
-        golden.parent.mkdir(exist_ok=True)
-        golden.write_text(text, encoding="utf-8")
-    assert text == golden.read_text(encoding="utf-8")
+def test_the_committed_sample_modules_are_what_export_writes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """They are the golden files: review their diff after a template change, and
+    regenerate them with `ntdd export sample_notebooks`."""
+    assert main(["export", "--check", str(SAMPLES)]) == 0, capsys.readouterr().out
 
 
 HOSTILE_CELLS = [

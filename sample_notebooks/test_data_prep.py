@@ -1,7 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: data_prep.ipynb
-# ntdd-version: GOLDEN
+# ntdd-version: 0.1.0
 # ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
+# ntdd-frame: 2657f678b42a4f1e
+# ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 
 Setup cells run in notebook order, in this module's globals, before the
@@ -10,6 +12,8 @@ sees every setup cell, wherever its own cell sits in the notebook. The
 working directory is the notebook's folder while setup and tests run.
 """
 
+# Formatters would make the module differ from what ntdd writes:
+# fmt: off
 import pytest
 
 from ntdd.runtime import NotebookRuntime

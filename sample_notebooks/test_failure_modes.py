@@ -1,7 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: failure_modes.ipynb
-# ntdd-version: GOLDEN
+# ntdd-version: 0.1.0
 # ntdd-hash: sha256:d5e66f295c2b624d53eec9ca4ac3ce1232a71e20e6fb6a60616e0dfc20464c77
+# ntdd-frame: b8cca54a7eb0e7d4
+# ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
 Setup cells run in notebook order, in this module's globals, before the
@@ -10,6 +12,8 @@ sees every setup cell, wherever its own cell sits in the notebook. The
 working directory is the notebook's folder while setup and tests run.
 """
 
+# Formatters would make the module differ from what ntdd writes:
+# fmt: off
 import pytest
 
 from ntdd.runtime import NotebookRuntime

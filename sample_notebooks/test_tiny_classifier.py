@@ -1,7 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: tiny_classifier.ipynb
-# ntdd-version: GOLDEN
+# ntdd-version: 0.1.0
 # ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
+# ntdd-frame: 3e7b68d9c0874e3c
+# ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 
 Setup cells run in notebook order, in this module's globals, before the
@@ -10,6 +12,8 @@ sees every setup cell, wherever its own cell sits in the notebook. The
 working directory is the notebook's folder while setup and tests run.
 """
 
+# Formatters would make the module differ from what ntdd writes:
+# fmt: off
 import pytest
 
 from ntdd.runtime import NotebookRuntime

@@ -1,0 +1,79 @@
+"""Write new sources into a notebook's cells, and change no other byte.
+
+Jupyter, nbformat and most editors write notebooks as `json.dumps` with one
+indent width, keys in order and a trailing newline. The writer finds the
+settings that reproduce the file exactly, changes the cells' sources, and
+writes the result back with the same settings: outputs, metadata, ids and
+every other cell stay byte for byte. A file those settings cannot reproduce
+is refused rather than reformatted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import NtddError
+from ntdd.files import write_atomic
+
+_STYLES = [(indent, ascii_only) for indent in (1, 2, 4, 0, None) for ascii_only in (False, True)]
+
+
+class NotebookWriteError(NtddError):
+    """A notebook that ntdd cannot update without changing bytes it should keep."""
+
+
+def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
+    """Set the source of cells (by index) of the notebook at *path*, atomically."""
+    raw = path.read_text(encoding="utf-8")
+    notebook = json.loads(raw)
+    if notebook.get("nbformat") != 4:
+        raise NotebookWriteError(
+            f"{path}: nbformat {notebook.get('nbformat')} notebook; ntdd writes back into "
+            "nbformat 4 only (open and save it in Jupyter to upgrade it)"
+        )
+    dump = _dumper(raw, notebook, path)
+    cells = notebook["cells"]
+    for index, text in sources.items():
+        cell = cells[index]
+        old = cell.get("source", "")
+        cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
+    new = dump(notebook)
+    _validate(raw, new, path)
+    write_atomic(path, new)
+
+
+def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:
+    newline = "\n" if raw.endswith("\n") else ""
+    for indent, ascii_only in _STYLES:
+
+        def dump(nb: Any, indent: int | None = indent, ascii_only: bool = ascii_only) -> str:
+            return json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + newline
+
+        if dump(notebook) == raw:
+            return dump
+    raise NotebookWriteError(
+        f"{path}: written in a JSON layout that ntdd cannot reproduce byte for byte; "
+        "not changing it (save it once from Jupyter, then sync again)"
+    )
+
+
+def _validate(old: str, new: str, path: Path) -> None:
+    """The new notebook must validate with nbformat wherever the old one did."""
+    import warnings
+
+    import nbformat
+
+    def valid(text: str) -> bool:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # nbformat warns about what it repairs
+                nbformat.validate(nbformat.reads(text, as_version=nbformat.NO_CONVERT))
+        except Exception:
+            return False
+        return True
+
+    if valid(old) and not valid(new):
+        raise NotebookWriteError(f"{path}: the updated notebook would not validate; not writing it")
