@@ -16,6 +16,7 @@ from pathlib import Path
 from ntdd.errors import NtddError
 
 OK, NOTHING_TO_DO, BAD_INPUT = 0, 1, 2
+FAULT_NAMES = ("shape", "dtype", "device", "detached", "mode", "unregistered")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -66,6 +67,19 @@ def _parser() -> argparse.ArgumentParser:
         choices=("notebook", "module"),
         help="when both changed since the export, the side whose edits win",
     )
+
+    faults = _command(
+        sub, "faults", _faults, "inject common PyTorch faults; see which tests notice"
+    )
+    faults.add_argument("notebook", type=Path)
+    faults.add_argument(
+        "--faults",
+        default=",".join(FAULT_NAMES),
+        help=f"comma-separated faults to inject (default: {','.join(FAULT_NAMES)})",
+    )
+    faults.add_argument("--json", action="store_true", help="print the report as JSON")
+    faults.add_argument("--devices", default="cpu", help="devices to run on (default: cpu)")
+    faults.add_argument("--timeout", help="seconds per test, setup included")
 
     init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
     init.add_argument("--notebooks", default=".", help="folder of the notebooks (default: .)")
@@ -211,6 +225,30 @@ def _sync_pairs(paths: Sequence[str], out_dir: Path | None) -> Iterator[tuple[Pa
         else:
             for notebook in find_notebooks([path]):
                 yield notebook, module_path(notebook, out_dir)
+
+
+def _faults(args: argparse.Namespace) -> int:
+    import json
+
+    from ntdd.fault_runner import as_json, format_table, run_faults
+    from ntdd.plan import make_plan
+    from ntdd.reader import read_notebook
+
+    names = [n.strip() for n in args.faults.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(FAULT_NAMES))
+    if unknown or not names:
+        raise NtddError(
+            f"unknown fault(s): {', '.join(unknown) or '(none given)'}; "
+            f"known: {', '.join(FAULT_NAMES)}"
+        )
+    if not make_plan(read_notebook(args.notebook)).tests:
+        raise NtddError(f"{args.notebook}: no test cells; nothing could catch a fault")
+    pytest_args = ["--ntdd-devices", args.devices]
+    if args.timeout:
+        pytest_args += ["--ntdd-timeout", args.timeout]
+    report = run_faults(args.notebook, names, pytest_args)
+    print(json.dumps(as_json(report), indent=2) if args.json else format_table(report))
+    return OK if report.all_caught else NOTHING_TO_DO
 
 
 def _init(args: argparse.Namespace) -> int:

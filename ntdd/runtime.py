@@ -12,7 +12,7 @@ import contextlib
 import linecache
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,10 @@ from ntdd.source import DEVICE, to_python
 DEVICES: tuple[str, ...] = tuple(
     d.strip() for d in os.environ.get("NTDD_DEVICES", "cpu,cuda").split(",") if d.strip()
 )
+
+#: Called with (namespace, device) after each successful setup; `ntdd faults`
+#: injects its faults here, into the namespace and never into the notebook.
+AFTER_SETUP: list[Callable[[dict[str, Any], str], None]] = []
 
 
 class SetupError(Exception):
@@ -138,6 +142,8 @@ class NotebookRuntime:
             self._failures[device] = e
             raise SetupError(f"{where} raised {type(e).__name__}: {e}") from e
         self._current = device
+        for hook in AFTER_SETUP:
+            hook(self.namespace, device)
 
     def reset(self) -> None:
         """Back to the namespace the module had after import: no notebook state."""

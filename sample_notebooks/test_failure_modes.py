@@ -1,8 +1,8 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
-# ntdd-hash: sha256:d5e66f295c2b624d53eec9ca4ac3ce1232a71e20e6fb6a60616e0dfc20464c77
-# ntdd-frame: b8cca54a7eb0e7d4
+# ntdd-hash: sha256:50fc73ff5080f9693929924a810b54044002648209d617b57aa102f91e38d789
+# ntdd-frame: a65cc52e5a657b9d
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
@@ -120,7 +120,18 @@ def test_model_and_inputs_share_a_device(device):
     assert model(x).device.type == device.type
 
 
-# %% ntdd test: cell 11, id 5dc29480, sha 62cd723fb845
+# %% ntdd test: cell 11, id 1065cff6, sha f9d97b0f7058
+def test_ready_for_inference_checked_with_ntdd_torch():
+    # TEST: ready for inference, checked with ntdd.torch
+    from ntdd.torch import assert_mode, assert_same_device, assert_shape, assert_state_complete
+
+    assert_mode(model, train=False)
+    assert_same_device(model, x, target, names=["x", "target"])
+    assert_shape(model(x), ("batch",), name="scores")
+    assert_state_complete(model)
+
+
+# %% ntdd test: cell 12, id 5dc29480, sha 62cd723fb845
 @pytest.mark.xfail(reason='detach() returns a tensor with no grad_fn: no gradient flows back through it')
 def test_detach_cuts_the_graph():
     # TEST: detach cuts the graph @xfail("detach() returns a tensor with no grad_fn: no gradient flows back through it")
@@ -128,14 +139,14 @@ def test_detach_cuts_the_graph():
     assert loss.grad_fn is not None
 
 
-# %% ntdd test: cell 12, id d286c9d5, sha bad01c16612f
+# %% ntdd test: cell 13, id d286c9d5, sha bad01c16612f
 @pytest.mark.xfail(reason='(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error')
 def test_a_32_1_target_broadcasts():
     # TEST: a (32, 1) target broadcasts @xfail("(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error")
     assert (model(x) - target.unsqueeze(1)).shape == (32,)
 
 
-# %% ntdd test: cell 13, id afa93bc0, sha 4629a601568f
+# %% ntdd test: cell 14, id afa93bc0, sha 4629a601568f
 @pytest.mark.xfail(reason='mean() of an integer tensor raises: cast to float first')
 def test_the_mean_of_integers():
     # TEST: the mean of integers @xfail("mean() of an integer tensor raises: cast to float first")
