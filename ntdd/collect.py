@@ -22,6 +22,7 @@ from ntdd.model import Notebook
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
+from ntdd.source import quiet_syntax_warnings
 
 
 class NotebookModule(pytest.Module):
@@ -83,14 +84,16 @@ def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types
 
 
 def _compile(source: str, filename: str, config: pytest.Config) -> types.CodeType:
-    tree = ast.parse(source, filename)
+    with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
+        tree = ast.parse(source, filename)
     if config.getoption("assertmode", "rewrite") != "plain":
         # pytest's rewriter is private API, used here and only here, so that a
         # bare `assert` in a notebook fails with pytest's usual introspection.
         from _pytest.assertion.rewrite import rewrite_asserts
 
         rewrite_asserts(tree, source.encode("utf-8"), filename, config)
-    return compile(tree, filename, "exec", dont_inherit=True)
+    with quiet_syntax_warnings():
+        return compile(tree, filename, "exec", dont_inherit=True)
 
 
 def _shortest(path: Path) -> Path:

@@ -113,7 +113,7 @@ def _parse_mark(text: str, word: str, pos: int) -> tuple[Mark, int]:
         return Mark(word), pos
     for end in (i for i, ch in enumerate(text) if ch == ")" and i > pos):
         try:
-            call = ast.parse(f"_{text[pos : end + 1]}", mode="eval").body
+            call = ast.parse(f"_{text[pos : end + 1]}", mode="eval").body  # literals only
         except SyntaxError:
             continue
         assert isinstance(call, ast.Call)

@@ -10,6 +10,7 @@ import ast
 import hashlib
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 
 from ntdd import markers, names, source
 from ntdd.magics import unsupported
@@ -81,7 +82,8 @@ def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCel
 
 def _bound(code: str) -> set[str]:
     try:
-        return source.bound_names(ast.parse(code))
+        with source.quiet_syntax_warnings():
+            return source.bound_names(ast.parse(code))
     except SyntaxError:
         return set()
 
@@ -101,13 +103,15 @@ def _test_cell(
     try:
         python = source.to_python(cell.source)
     except SyntaxError as e:
-        problem = f"syntax error at line {e.lineno}: {e.msg}"
-        return _broken(cell, registry, marker.title, problem, warnings, where)
+        syntax = f"syntax error at line {e.lineno}: {e.msg}"
+        return _broken(cell, registry, marker.title, syntax, warnings, where)
     for magic in unsupported(python.magics):
         warnings.append(f"{where}: magic {magic!r} will be dropped under test")
     functions = source.test_functions(python.tree)
     if functions or source.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
+    if problem := source.function_body_problem(python.code):
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
     uses = frozenset({name}) if source.uses_name(python.tree, source.DEVICE) else frozenset()
     return TestCell(
@@ -130,6 +134,9 @@ def _functions_cell(
     warnings: list[str],
     where: str,
 ) -> TestCell:
+    problem = source.module_level_problem(python.tree)
+    if problem:
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     early = [
         (n, line) for n, line in source.import_time_free_names(python.tree) if n in setup_names
     ]
@@ -221,6 +228,28 @@ def _rename_defs(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
         name_at = line.index(node.name, at)
         lines[row] = line[:name_at] + new + line[name_at + len(node.name) :]
     return "\n".join(lines)
+
+
+def mark_broken(plan: Plan, cell_index: int, problem: str) -> Plan:
+    """*plan* with one test cell turned into a test that fails, saying why."""
+    tests = tuple(
+        TestCell(
+            t.cell,
+            TestKind.BROKEN,
+            source.normalize_newlines(t.cell.source),
+            t.names[:1],
+            title=t.title,
+            problem=problem,
+        )
+        if t.cell.index == cell_index
+        else t
+        for t in plan.tests
+    )
+    return replace(
+        plan,
+        tests=tests,
+        warnings=(*plan.warnings, f"{plan.notebook.path}: cell {cell_index}: {problem}"),
+    )
 
 
 def describe_marks(marks: Iterable[Mark]) -> str:

@@ -15,6 +15,8 @@ from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
 from ntdd.session import NtddSession, Settings
 
+DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ntdd", "ntdd: notebooks as test suites")
@@ -29,7 +31,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ntdd-timeout",
         dest="ntdd_timeout",
         metavar="SECONDS",
-        help="fail a notebook test that runs longer, setup included (ini: ntdd_timeout)",
+        help="fail a notebook test that runs longer, setup included; default "
+        f"{DEFAULT_TIMEOUT:g}, 0 for none (ini: ntdd_timeout)",
     )
     group.addoption(
         "--ntdd-devices",
@@ -60,6 +63,8 @@ def _settings(config: pytest.Config) -> Settings:
     raw_timeout = config.getoption("ntdd_timeout") or config.getini("ntdd_timeout")
     devices = parse_devices(raw_devices, "--ntdd-devices") if raw_devices else file.devices
     timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
     return Settings(enabled=bool(enabled), devices=devices, timeout=timeout or None)
 
 

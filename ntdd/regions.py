@@ -19,6 +19,7 @@ _MARKER = re.compile(
     r"# %% ntdd (?P<kind>setup|skipped|test|fixtures)(?:: cell (?P<index>\d+))?"
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
+_SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _HEADER_LINES = 12
 HASH_FIELD = "# ntdd-hash: "
 FRAME_FIELD = "# ntdd-frame: "
@@ -46,6 +47,14 @@ class Region:
     start: int  # first line after the marker
     end: int  # last line, trailing blank lines excluded
     text: str  # lines start..end
+
+
+def marker_id(cell_id: str | None) -> str | None:
+    """A cell id as a region marker can carry it: nbformat's id alphabet only.
+
+    Cells with other ids (spaces, newlines, `$`) are known by their index.
+    """
+    return cell_id if cell_id and _SAFE_ID.fullmatch(cell_id) else None
 
 
 def is_generated(text: str) -> bool:

@@ -18,7 +18,8 @@ import jinja2
 from ntdd import markers, source
 from ntdd.errors import TemplateError
 from ntdd.model import Mark, Plan, TestCell, TestKind
-from ntdd.regions import HEADER_FIRST_LINE, stamp_hashes
+from ntdd.plan import mark_broken
+from ntdd.regions import HEADER_FIRST_LINE, marker_id, parse_regions, stamp_hashes
 from ntdd.templates import MODULE_TEMPLATE, template_dir
 
 MARKS_COMMENT = "# ntdd: marks of cell"
@@ -41,14 +42,21 @@ def render_module(
     from ntdd import __version__
 
     folder = module_dir if module_dir is not None else plan.notebook.path.parent
-    context = _context(plan, folder, version or __version__)
     name = template.name if template else MODULE_TEMPLATE
     search = (str(template.parent),) if template else ()
-    try:
-        text = _environment(search).get_template(name).render(context)
-    except jinja2.TemplateError as e:
-        raise TemplateError(f"template {name!r} failed to render: {e}") from e
-    text = stamp_hashes(text.rstrip("\n") + "\n")
+    for _ in range(len(plan.tests) + 1):
+        context = _context(plan, folder, version or __version__)
+        try:
+            text = _environment(search).get_template(name).render(context)
+        except jinja2.TemplateError as e:
+            raise TemplateError(f"template {name!r} failed to render: {e}") from e
+        text = stamp_hashes(text.rstrip("\n") + "\n")
+        broken = _uncompilable_test(text)
+        if broken is None:
+            break
+        # A cell that cannot be compiled in its place fails alone, as a test,
+        # rather than taking the notebook's other tests down with it.
+        plan = mark_broken(plan, *broken)
     _check(text, name, plan)
     return text
 
@@ -131,7 +139,13 @@ def _setup_regions(plan: Plan) -> list[dict[str, Any]]:
 
 
 def _marker(kind: str, index: int, cell_id: str | None) -> str:
-    return f"# %% ntdd {kind}: cell {index}" + (f", id {cell_id}" if cell_id else "")
+    safe = marker_id(cell_id)
+    return f"# %% ntdd {kind}: cell {index}" + (f", id {safe}" if safe else "")
+
+
+def _comment(line: str) -> str:
+    """A cell's line as a comment that cannot break the module (no NUL, no surrogates)."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else ascii(ch)[1:-1] for ch in line)
 
 
 def _test_view(test: TestCell) -> dict[str, Any]:
@@ -145,7 +159,7 @@ def _test_view(test: TestCell) -> dict[str, Any]:
         "marker": _marker("test", test.cell.index, test.cell.id),
         "code": code,
         "problem": test.problem,
-        "first_line": "    " + markers.first_line(test.cell.source),
+        "first_line": "    " + _comment(markers.first_line(test.cell.source)),
     }
     marks = [_mark_expr(m) for m in test.marks]
     if test.kind is TestKind.FUNCTIONS:
@@ -158,9 +172,14 @@ def _test_view(test: TestCell) -> dict[str, Any]:
     view["decorators"] = marks + ([USES_DEVICE] if test.uses_device else [])
     prefix = source.indent_prefix(code)
     view["body"] = source.indent(code, prefix)
-    if test.kind is TestKind.STATEMENTS and not ast.parse(code).body:
+    if test.kind is TestKind.STATEMENTS and not _has_statements(code):
         view["body"] += "\n" + prefix + EMPTY_BODY
     return view
+
+
+def _has_statements(code: str) -> bool:
+    with source.quiet_syntax_warnings():
+        return bool(ast.parse(code).body)
 
 
 def _mark_expr(mark: Mark) -> str:
@@ -168,6 +187,18 @@ def _mark_expr(mark: Mark) -> str:
         return '__ntdd__.needs("cuda")'
     args = [repr(a) for a in mark.args] + [f"{k}={v!r}" for k, v in mark.kwargs]
     return f"pytest.mark.{mark.name}" + (f"({', '.join(args)})" if args else "")
+
+
+def _uncompilable_test(text: str) -> tuple[int, str] | None:
+    """(cell index, problem) of a test region that keeps the module from compiling."""
+    try:
+        with source.quiet_syntax_warnings():
+            compile(text, "<ntdd module>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        for region in parse_regions(text):
+            if region.kind == "test" and region.start <= (e.lineno or 0) <= region.end:
+                return region.index, f"cannot be compiled in the test module: {e.msg}"
+    return None
 
 
 def _check(text: str, template: str, plan: Plan) -> None:
@@ -178,7 +209,8 @@ def _check(text: str, template: str, plan: Plan) -> None:
             '({% include "_header.py.j2" %})'
         )
     try:
-        compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
+        with source.quiet_syntax_warnings():
+            compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
     except SyntaxError as e:
         raise TemplateError(
             f"template {template!r} rendered invalid Python for {plan.notebook.path} "

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from ntdd.containment import ctrl_c_pressed
 from ntdd.magics import NotebookShell, display
 from ntdd.source import DEVICE, to_python
 
@@ -136,7 +137,9 @@ class NotebookRuntime:
         self.reset()
         try:
             self._run_setup(device)
-        except (Exception, SystemExit) as e:
+        except (Exception, SystemExit, KeyboardInterrupt) as e:
+            if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
+                raise
             where = self._running
             self.reset()
             self._failures[device] = e

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Generator, Iterable
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ntdd import markers, runtime
+from ntdd import containment, markers, runtime
 from ntdd.collect import NotebookModule
 from ntdd.locate import CellLocation, failure_location, locate
 from ntdd.model import Cell
@@ -126,26 +127,35 @@ class NtddSession:
 
     # -- running ---------------------------------------------------------
 
+    def pytest_sessionstart(self) -> None:
+        containment.watch_ctrl_c()
+
+    def pytest_sessionfinish(self) -> None:
+        containment.unwatch_ctrl_c()
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self._deadline(item):
+        with self._contained(item):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self._deadline(item):
+        with self._contained(item):
             return (yield)
 
-    def _deadline(self, item: pytest.Item) -> Any:
-        import contextlib
-
+    @contextlib.contextmanager
+    def _contained(self, item: pytest.Item) -> Iterator[None]:
+        """A notebook test's phase, within its time budget, its damage kept in."""
+        __tracebackhide__ = True
+        if _notebook_module(item) is None:
+            yield
+            return
         deadline = item.stash.get(_deadline_key, None)
-        if deadline is None:
-            seconds = self._timeout(item)
-            if not seconds:
-                return contextlib.nullcontext()
+        seconds = self._timeout(item)
+        if deadline is None and seconds:
             deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid))
-        return deadline.running()
+        with containment.contained(item.nodeid), deadline.running() if deadline else _nothing():
+            yield
 
     def _timeout(self, item: pytest.Item) -> float | None:
         if _notebook_module(item) is None:
@@ -198,6 +208,9 @@ class NtddSession:
         from ntdd.xdist import NotebookScheduling
 
         return NotebookScheduling(config, log)
+
+
+_nothing = contextlib.nullcontext
 
 
 def _relative(path: Path, config: pytest.Config) -> str:

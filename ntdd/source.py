@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import io
 import tokenize
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -37,16 +39,30 @@ def to_python(source: str) -> Python:
     """
     source = normalize_newlines(source)
     try:
-        return Python(source, ast.parse(source))
+        with quiet_syntax_warnings():
+            return Python(source, ast.parse(source))
     except SyntaxError as plain_error:
         code = _transform_ipython(source)
         if code == source:
             raise CellSyntaxError(*plain_error.args) from None
         try:
-            tree = ast.parse(code)
+            with quiet_syntax_warnings():
+                tree = ast.parse(code)
         except SyntaxError:
             raise CellSyntaxError(*plain_error.args) from None
         return Python(code, tree, tuple(_magic_names(tree)))
+
+
+@contextlib.contextmanager
+def quiet_syntax_warnings() -> Iterator[None]:
+    r"""Parse and compile without SyntaxWarnings (`x is 1`, `"\d"`).
+
+    ntdd only asks whether code is valid; under `-W error` such a warning
+    would otherwise read as a syntax error in the user's cell.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        yield
 
 
 def normalize_newlines(source: str) -> str:
@@ -123,6 +139,33 @@ def continuation_lines(code: str) -> set[int]:
     except (tokenize.TokenError, SyntaxError):
         pass
     return inside
+
+
+def function_body_problem(code: str) -> str | None:
+    """Why *code*, valid at module level, cannot be a function's body; None if it can.
+
+    `from m import *` and `from __future__` imports are module-level only.
+    """
+    prefix = indent_prefix(code)
+    try:
+        body = f"def _ntdd_body():\n{indent(code, prefix)}\n{prefix}pass\n"
+        with quiet_syntax_warnings():
+            compile(body, "<cell>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        line = f"line {e.lineno - 1}: " if e.lineno and e.lineno > 1 else ""
+        return f"cannot run inside a test function: {line}{e.msg}"
+    return None
+
+
+def module_level_problem(tree: ast.Module) -> str | None:
+    """Why a cell of definitions cannot sit in the middle of a module; None if it can."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            return (
+                f"line {node.lineno}: a `from __future__` import must start a module; "
+                "put it in a setup cell"
+            )
+    return None
 
 
 def test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

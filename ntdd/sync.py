@@ -19,6 +19,7 @@ from ntdd.files import write_atomic
 from ntdd.model import Cell, Mark, TestCell, TestKind
 from ntdd.plan import describe_marks, make_plan
 from ntdd.reader import read_notebook
+from ntdd.regions import marker_id
 from ntdd.render import render_module
 from ntdd.unrender import read_region
 from ntdd.writer import replace_sources
@@ -98,7 +99,7 @@ def _cell_edits(drift: Drift) -> list[tuple[Cell, str]]:
 
 
 def _key(cell: Cell) -> str:
-    return cell.id or f"#{cell.index}"
+    return marker_id(cell.id) or f"#{cell.index}"
 
 
 def _unrename(text: str, test: TestCell) -> str:

@@ -4,12 +4,16 @@ A notebook's setup is shared by its tests; spread over workers it would run
 once per worker, and nbval's cells would run without their state. Notebook
 files (and modules ntdd generated) are scheduled as one unit; every other
 test is scheduled alone, as `--dist load` does.
+
+This subclasses xdist's LoadScopeScheduling and uses its internals
+(`_split_scope`, the work queues): xdist has no public API for either.
 """
 
 from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
@@ -22,6 +26,28 @@ class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]
         if path.endswith(".ipynb") or (path.endswith(".py") and _generated(path)):
             return path
         return nodeid
+
+    def remove_node(self, node: Any) -> str | None:
+        """A worker died (`os._exit`, a segfault): its test failed; reschedule the rest.
+
+        LoadScopeScheduling would queue the test that killed the worker again,
+        and it would kill worker after worker; here it counts as done.
+        """
+        workload = self.assigned_work.pop(node)
+        if not self._pending_of(workload):
+            return None
+        crashed = next(
+            nodeid for unit in workload.values() for nodeid, done in unit.items() if not done
+        )
+        for unit in workload.values():
+            if crashed in unit:
+                unit[crashed] = True
+        self.workqueue.update(
+            {scope: unit for scope, unit in workload.items() if not all(unit.values())}
+        )
+        for other in self.assigned_work:
+            self._reschedule(other)
+        return crashed
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,0 +1,148 @@
+"""Notebook code that misbehaves fails its own test, and the run goes on."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest("-p", "no:cacheprovider", "--ntdd", *args)
+
+
+@pytest.fixture
+def next_notebook(notebook: Any) -> Path:
+    """A well-behaved notebook that runs after the misbehaving one."""
+    return notebook(
+        ["import os\nhere = os.getcwd()", "# TEST: runs after\nassert True"], name="z_next.ipynb"
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup", "test", "outcomes", "message"),
+    [
+        ("x = 1", "import sys\nsys.exit(3)", {"failed": 1}, "*SystemExit: 3*"),
+        ("import sys\nsys.exit(2)", "assert True", {"errors": 1}, "*raised SystemExit: 2*"),
+        (
+            "x = 1",
+            "raise KeyboardInterrupt",
+            {"failed": 1},
+            "*NotebookInterrupt*raised KeyboardInterrupt*",
+        ),
+        ("raise KeyboardInterrupt", "assert True", {"errors": 1}, "*raised KeyboardInterrupt*"),
+        ("x = 1", "while True:\n    pass", {"failed": 1}, "*timed out after 0.5 s*"),
+        ("while True:\n    pass", "assert True", {"errors": 1}, "*timed out after 0.5 s*"),
+    ],
+    ids=[
+        "test exits",
+        "setup exits",
+        "test interrupts",
+        "setup interrupts",
+        "test hangs",
+        "setup hangs",
+    ],
+)
+def test_misbehaving_code_fails_its_test_and_the_run_goes_on(
+    notebook: Any,
+    next_notebook: Path,
+    pytester: pytest.Pytester,
+    setup: str,
+    test: str,
+    outcomes: dict[str, int],
+    message: str,
+) -> None:
+    notebook([setup, f"# TEST: misbehaves\n{test}"], name="a_bad.ipynb")
+    result = run(pytester, "--ntdd-timeout", "0.5", "a_bad.ipynb", "z_next.ipynb")
+    result.assert_outcomes(passed=1, **outcomes)
+    result.stdout.fnmatch_lines([message])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # not INTERRUPTED
+
+
+def test_a_failed_setup_runs_once_for_all_its_tests(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            "with open('runs.txt', 'a') as f:\n    f.write('x')\nraise KeyboardInterrupt",
+            *[f"# TEST: t{i}\nassert True" for i in range(3)],
+        ]
+    )
+    run(pytester, "nb.ipynb").assert_outcomes(errors=3)
+    assert (pytester.path / "runs.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize("capture", ["fd", "no"])
+def test_a_replaced_stdout_is_restored(
+    notebook: Any, pytester: pytest.Pytester, capture: str
+) -> None:
+    notebook(
+        [
+            "import io, sys",
+            "# TEST: swallows output\nsys.stdout = io.StringIO()\nsys.stderr = io.StringIO()",
+            "# TEST: prints\nprint('still heard')",
+        ]
+    )
+    result = pytester.runpytest_subprocess("--ntdd", f"--capture={capture}", "nb.ipynb", "-rP")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*still heard*"])
+
+
+def test_a_changed_working_directory_is_restored(notebook: Any, pytester: pytest.Pytester) -> None:
+    (pytester.path / "a").mkdir()
+    (pytester.path / "b").mkdir()
+    notebook(["import os\nos.chdir('/')", "# TEST: moves\nos.chdir('/tmp')"], name="a/nb.ipynb")
+    notebook(
+        ["# TEST: in its folder\nimport os\nassert os.path.basename(os.getcwd()) == 'b'"],
+        name="b/nb.ipynb",
+    )
+    run(pytester, "a/nb.ipynb", "b/nb.ipynb").assert_outcomes(passed=2)
+    assert Path.cwd() == pytester.path
+
+
+def test_os_exit_is_contained_by_xdist_workers(notebook: Any, pytester: pytest.Pytester) -> None:
+    """What cannot be contained in-process needs a process: a worker dies, not the run."""
+    pytest.importorskip("xdist")
+    notebook(["x = 1", "# TEST: kills the process\nimport os\nos._exit(1)"], name="a.ipynb")
+    notebook(["x = 2", "# TEST: fine\nassert x == 2"], name="b.ipynb")
+    result = pytester.runpytest_subprocess("--ntdd", "-n", "2", ".")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*worker 'gw*' crashed while running 'a.ipynb::test_kills_the_process'*"]
+    )
+
+
+def test_a_real_ctrl_c_still_stops_the_run(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(
+        [
+            "# TEST: long\nimport time\nfor _ in range(600):\n    time.sleep(0.05)",
+            "# TEST: later\nassert True",
+        ]
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--ntdd", "nb.ipynb"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    time.sleep(4)  # collection and the start of the long test
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "KeyboardInterrupt" in out
+    assert "NotebookInterrupt" not in out
+
+
+def test_the_default_timeout_is_documented_and_can_be_switched_off(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(["# TEST\nimport time\ntime.sleep(0.2)"])
+    run(pytester, "--ntdd-timeout", "0", "nb.ipynb").assert_outcomes(passed=1)
+    result = pytester.runpytest("--help")
+    result.stdout.fnmatch_lines(["*--ntdd-timeout=SECONDS*", "*default 600, 0 for none*"])
