@@ -36,9 +36,10 @@ class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]
         workload = self.assigned_work.pop(node)
         if not self._pending_of(workload):
             return None
-        crashed = next(
+        pending = (
             nodeid for unit in workload.values() for nodeid, done in unit.items() if not done
         )
+        crashed = str(next(pending))
         for unit in workload.values():
             if crashed in unit:
                 unit[crashed] = True
