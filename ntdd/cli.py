@@ -33,16 +33,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _parser() -> argparse.ArgumentParser:
-    from ntdd import __version__
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked: metadata lookups cost a start-up."""
 
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
+        from ntdd import __version__
+
+        print(f"ntdd {__version__}")
+        parser.exit()
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ntdd",
         description="Turn the `# TEST` cells of Jupyter notebooks into pytest tests.",
         epilog="Exit codes: 0 done; 1 nothing to do, a check failed or a sync was refused; "
         "2 bad input.",
     )
-    parser.add_argument("--version", action="version", version=f"ntdd {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     parser.set_defaults(command=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")

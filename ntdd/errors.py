@@ -23,6 +23,10 @@ class ForeignFileError(NtddError):
     """A file at an output path was not written by ntdd, or not for this notebook."""
 
 
+class ModuleEditedError(ForeignFileError):
+    """A generated module was edited by hand; rewriting it would lose the edits."""
+
+
 class ConfigError(NtddError):
     """A setting in pyproject.toml or on the command line is not valid."""
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.errors import ForeignFileError
-from ntdd.files import write_atomic
+from ntdd.errors import ForeignFileError, ModuleEditedError
+from ntdd.files import source_path, write_atomic
+from ntdd.model import Notebook
 from ntdd.names import identifier_from_title
-from ntdd.plan import make_plan
+from ntdd.plan import content_hash, make_plan
 from ntdd.reader import read_notebook
-from ntdd.regions import is_generated, parse_header
-from ntdd.render import render_module
+from ntdd.regions import intact, is_generated, parse_header
+from ntdd.templates import render_fingerprint
+
+_TEST_DEF = re.compile(r"^(?:async def test|def test|class Test)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -45,17 +49,46 @@ def export_notebook(
 ) -> Exported:
     """Write the test module of *notebook*; leave it alone when it would not change."""
     target = module_path(notebook, out_dir)
-    plan = make_plan(read_notebook(notebook))
+    read = read_notebook(notebook)
+    existing = _read_existing(target)
+    if existing is not None and _up_to_date(existing, read, target, template):
+        return Exported(notebook, target, "unchanged", count_tests(existing))
+    plan = make_plan(read)
     if not plan.tests:
         return Exported(notebook, target, "no tests", 0, plan.warnings)
+    from ntdd.render import render_module  # Jinja is only needed to render
+
     text = render_module(plan, target.parent, template)
-    existing = _read_existing(target)
     if existing == text:
         return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
     if existing is not None and not force:
         ensure_ours(target, existing, notebook)
+        ensure_unedited(target, existing)
     write_atomic(target, text)
     return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
+
+
+def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
+    """Whether *text* is what rendering *notebook* would write, without rendering.
+
+    The header records the notebook content and the rendering it came from;
+    when both match and the module is intact, rendering would give its bytes.
+    """
+    from ntdd import __version__
+
+    header = parse_header(text)
+    return (
+        header is not None
+        and header.content_hash == content_hash(notebook.cells)
+        and header.render == render_fingerprint(__version__, template)
+        and header.source == source_path(notebook.path, target.parent)
+        and intact(text, header)
+    )
+
+
+def count_tests(text: str) -> int:
+    """The test functions and classes a generated module defines."""
+    return len(_TEST_DEF.findall(text))
 
 
 def ensure_ours(target: Path, text: str, notebook: Path) -> None:
@@ -69,6 +102,16 @@ def ensure_ours(target: Path, text: str, notebook: Path) -> None:
         raise ForeignFileError(
             f"{target}: was generated from {header.source}, not {notebook}; "
             "not overwriting it (export to another folder with -o, or use --force)"
+        )
+
+
+def ensure_unedited(target: Path, text: str) -> None:
+    """Refuse to overwrite edits made in a generated module: they would be lost."""
+    header = parse_header(text)
+    if header is not None and not intact(text, header):
+        raise ModuleEditedError(
+            f"{target}: edited since it was exported; not overwriting it "
+            "(`ntdd sync` writes the edits back to the notebook, --force discards them)"
         )
 
 

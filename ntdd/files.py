@@ -67,3 +67,8 @@ def _default_mode() -> int:
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
+
+
+def source_path(notebook: Path, module_dir: Path) -> str:
+    """How a module in *module_dir* names its notebook: a relative POSIX path."""
+    return Path(os.path.relpath(os.path.abspath(notebook), os.path.abspath(module_dir))).as_posix()

@@ -21,7 +21,6 @@ _MARKER = re.compile(
 )
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _HEADER_LINES = 12
-HASH_FIELD = "# ntdd-hash: "
 FRAME_FIELD = "# ntdd-frame: "
 
 
@@ -33,6 +32,7 @@ class Header:
     version: str
     content_hash: str
     frame: str = ""  # hash of everything outside the test regions
+    render: str = ""  # fingerprint of what rendered it (templates.render_fingerprint)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,13 @@ def parse_header(text: str) -> Header | None:
         fields[match["key"]] = match["value"].strip()
     if not {"source", "version", "hash"} <= fields.keys():
         return None
-    return Header(fields["source"], fields["version"], fields["hash"], fields.get("frame", ""))
+    return Header(
+        fields["source"],
+        fields["version"],
+        fields["hash"],
+        fields.get("frame", ""),
+        fields.get("render", ""),
+    )
 
 
 def parse_regions(text: str) -> list[Region]:
@@ -107,14 +113,15 @@ def region_sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def frame_sha(text: str) -> str:
+def frame_sha(text: str, regions: list[Region] | None = None) -> str:
     """A hash of a module's frame: every line outside its test regions' text.
 
     The header's own `ntdd-frame` line is left out (it holds this hash); the
     region markers, with their recorded hashes, are in.
     """
     lines = text.split("\n")
-    inside = {n for r in parse_regions(text) if r.kind == "test" for n in range(r.start, r.end + 1)}
+    tests = [r for r in (parse_regions(text) if regions is None else regions) if r.kind == "test"]
+    inside = {n for r in tests for n in range(r.start, r.end + 1)}
     frame = [
         line
         for n, line in enumerate(lines, 1)
@@ -123,21 +130,28 @@ def frame_sha(text: str) -> str:
     return hashlib.sha256("\n".join(frame).encode("utf-8")).hexdigest()[:16]
 
 
+def intact(text: str, header: Header) -> bool:
+    """Whether a module is exactly as ntdd wrote it: no region or frame edited."""
+    regions = parse_regions(text)
+    tests = [r for r in regions if r.kind == "test"]
+    return frame_sha(text, regions) == header.frame and all(
+        r.sha == region_sha(r.text) for r in tests
+    )
+
+
 def stamp_hashes(text: str) -> str:
     """Record in a rendered module the hashes that later edits are told by.
 
     Each test marker gets `sha <hash of its region>`, and the header gets
-    `# ntdd-frame: <hash of the rest>`, after its `ntdd-hash` line.
+    `# ntdd-frame: <hash of the rest>`, after its other fields.
     """
     lines = text.split("\n")
     for region in parse_regions(text):
         if region.kind == "test" and region.sha is None:
             lines[region.marker_line - 1] += f", sha {region_sha(region.text)}"
     stamped = "\n".join(lines)
-    hash_line = next(
-        (i for i, line in enumerate(lines[:_HEADER_LINES]) if line.startswith(HASH_FIELD)), None
-    )
-    if hash_line is None:
+    fields = [i for i, line in enumerate(lines[:_HEADER_LINES]) if _HEADER_FIELD.match(line)]
+    if not fields:
         return stamped
-    lines.insert(hash_line + 1, f"{FRAME_FIELD}{frame_sha(stamped)}")
+    lines.insert(fields[-1] + 1, f"{FRAME_FIELD}{frame_sha(stamped)}")
     return "\n".join(lines)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +16,11 @@ import jinja2
 
 from ntdd import markers, source
 from ntdd.errors import TemplateError
+from ntdd.files import source_path
 from ntdd.model import Mark, Plan, TestCell, TestKind
 from ntdd.plan import mark_broken
 from ntdd.regions import HEADER_FIRST_LINE, marker_id, parse_regions, stamp_hashes
-from ntdd.templates import MODULE_TEMPLATE, template_dir
+from ntdd.templates import MODULE_TEMPLATE, render_fingerprint, template_dir
 
 MARKS_COMMENT = "# ntdd: marks of cell"
 EMPTY_BODY = "pass  # ntdd: the cell has no statements"
@@ -45,7 +45,7 @@ def render_module(
     name = template.name if template else MODULE_TEMPLATE
     search = (str(template.parent),) if template else ()
     for _ in range(len(plan.tests) + 1):
-        context = _context(plan, folder, version or __version__)
+        context = _context(plan, folder, version or __version__, template)
         try:
             text = _environment(search).get_template(name).render(context)
         except jinja2.TemplateError as e:
@@ -98,11 +98,16 @@ def _environment(search: tuple[str, ...]) -> jinja2.Environment:
     return env
 
 
-def _context(plan: Plan, module_dir: Path, version: str) -> dict[str, Any]:
+def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) -> dict[str, Any]:
     nb = plan.notebook.path
-    relpath = Path(os.path.relpath(nb.resolve(), module_dir.resolve())).as_posix()
+    relpath = source_path(nb, module_dir)
     return {
-        "header": {"source": relpath, "version": version, "content_hash": plan.content_hash},
+        "header": {
+            "source": relpath,
+            "version": version,
+            "content_hash": plan.content_hash,
+            "render": render_fingerprint(version, template),
+        },
         "notebook_name": nb.name,
         "notebook_relpath": relpath,
         "uses_device": plan.uses_device,

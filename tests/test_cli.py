@@ -221,3 +221,30 @@ def test_nbconvert_writes_the_same_module_as_export(tmp_path: Path, output_dir: 
         (target / f"test_{name}.py").unlink()
         assert main(["export", str(nb), "-o", str(target)]) == 0
         assert (target / f"test_{name}.py").read_bytes() == converted
+
+
+def test_a_hand_edited_module_is_not_overwritten_without_force(
+    nb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edited = module.read_text().replace("assert x == 1", "assert x == 1  # checked by hand")
+    module.write_text(edited)
+    write_notebook(nb, ["x = 1", "# TEST: x is one\nassert x == 1\nassert x > 0"])
+    assert main(["export", str(nb)]) == 2
+    assert module.read_text() == edited
+    assert "edited since it was exported; not overwriting it" in capsys.readouterr().err
+    assert main(["export", str(nb), "--force"]) == 0
+    assert "checked by hand" not in module.read_text()
+
+
+def test_an_unchanged_notebook_is_not_even_rendered_again(
+    nb: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["export", str(nb)]) == 0
+
+    def fail(*args: object, **kwargs: object) -> str:
+        raise AssertionError("rendered again")
+
+    monkeypatch.setattr("ntdd.render.render_module", fail)
+    assert main(["export", str(nb)]) == 0
