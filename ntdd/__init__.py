@@ -10,9 +10,10 @@ should not pay for Jinja or nbformat.
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from ntdd._version import __version__
 
 if TYPE_CHECKING:
     from ntdd.errors import NtddError
@@ -41,19 +42,7 @@ _LAZY = {
 }
 
 
-@functools.cache
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ntdd")
-    except PackageNotFoundError:  # a checkout on sys.path, not installed
-        return "0+unknown"
-
-
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        return _version()
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

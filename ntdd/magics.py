@@ -176,8 +176,18 @@ class NotebookShell:
         sys.stderr.write(done.stderr)
 
 
-def display(*objs: Any, **kwargs: Any) -> None:
-    """The kernel's built-in `display`, outside a kernel: IPython prints the objects."""
+def display(*objs: Any, **kwargs: Any) -> Any:
+    """The kernel's built-in `display`, outside a kernel: IPython prints the objects.
+
+    With `display_id`, a kernel returns a handle to update the output later;
+    outside one IPython returns None, so a handle is made here, as IPython's
+    own, whose updates print again.
+    """
+    from IPython.display import DisplayHandle
     from IPython.display import display as ipython_display
 
-    ipython_display(*objs, **kwargs)
+    handle = ipython_display(*objs, **kwargs)
+    display_id = kwargs.get("display_id")
+    if handle is None and display_id:
+        handle = DisplayHandle(display_id if isinstance(display_id, str) else None)
+    return handle

@@ -1,0 +1,97 @@
+"""The notebooks the benchmarks run on, built fresh in a scratch folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_notebooks"
+CORPUS_GOOD = ROOT / "tests" / "corpus" / "good"
+
+# Appended to the corpus notebooks, which have no `# TEST` cells of their own.
+STATE_TEST = (
+    "# TEST: the notebook built its state\n"
+    "assert [name for name in globals() if not name.startswith('_')]"
+)
+
+
+def _cell(source: str) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": source,
+    }
+
+
+def _notebook(cells: list[str]) -> dict[str, Any]:
+    return {
+        "cells": [_cell(c) for c in cells],
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def _write(path: Path, cells: list[str]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(_notebook(cells), indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def real_notebooks(folder: Path) -> list[Path]:
+    """Workload 1: the sample notebooks, and the runnable corpus with a test cell added."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SAMPLES / "data", folder / "data", dirs_exist_ok=True)
+    paths = []
+    for source in sorted(SAMPLES.glob("*.ipynb")):
+        shutil.copy(source, folder / source.name)
+        paths.append(folder / source.name)
+    for source in sorted(CORPUS_GOOD.glob("*.ipynb")):
+        notebook = json.loads(source.read_text(encoding="utf-8"))
+        if not any("# TEST" in "".join(c.get("source", "")) for c in notebook["cells"]):
+            notebook["cells"].append(_cell(STATE_TEST))
+        target = folder / source.name
+        target.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
+        paths.append(target)
+    return paths
+
+
+SMALL = [
+    "import math\nvalues = [math.sqrt(i) for i in range(100)]",
+    "total = sum(values)\nlargest = max(values)",
+    "# TEST: the total is positive\nassert total > 0",
+    "# TEST\ndef test_values():\n    '''A hundred square roots.'''\n"
+    "    assert len(values) == 100 and largest < 10",
+]
+
+
+def many_notebooks(folder: Path, count: int) -> Path:
+    """Workload 2: *count* small plain-Python notebooks, two tests each."""
+    for i in range(count):
+        _write(folder / f"nb_{i:04d}.ipynb", SMALL)
+    return folder
+
+
+def many_tests(folder: Path, count: int) -> Path:
+    """Workload 3: one notebook with *count* test cells; setup counts its runs."""
+    setup = "with open('setup_runs.txt', 'a') as f:\n    f.write('x')\nitems = list(range(50))"
+    tests = [f"# TEST: item {i}\nassert items[{i % 50}] == {i % 50}" for i in range(count)]
+    return _write(folder / f"tests_{count}.ipynb", [setup, *tests])
+
+
+def heavy_notebooks(folder: Path, count: int, megabytes: int = 50) -> Path:
+    """Workload 4: *count* notebooks whose setup each holds a *megabytes* object."""
+    setup = f"blob = bytes([7]) * ({megabytes} * 1024 * 1024)"
+    for i in range(count):
+        _write(
+            folder / f"heavy_{i:03d}.ipynb",
+            [setup, "# TEST: the blob is there\nassert blob[-1] == 7"],
+        )
+    return folder

@@ -1,0 +1,40 @@
+"""The benchmark script runs (on tiny sizes): its figures come from runs by hand."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+
+@pytest.mark.slow
+def test_the_benchmark_script_runs_every_workload_on_a_tiny_size(tmp_path: Path) -> None:
+    out = tmp_path / "bench.md"
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--tiny",
+            "--repeat",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    report = out.read_text()
+    for heading in (
+        "1. Real notebooks",
+        "2. Many notebooks",
+        "3. Many tests",
+        "4. Memory",
+        "5. Export",
+        "6. Parallel",
+    ):
+        assert f"## {heading}" in report
+    assert "| 10 | " in report and "| 1\u00d7 |" in report  # setup ran once for 10 tests
