@@ -54,12 +54,6 @@ class NotebookModule(pytest.Module):
         self.notebook = None  # the module holds what is needed from here on
         return import_rendered(self.path, source, self.config)
 
-    def _register_setup_module_fixture(self) -> None:
-        """Generated modules define no setUpModule; skip pytest's lookup of it."""
-
-    def _register_setup_function_fixture(self) -> None:
-        """Generated modules define no setup_function; skip pytest's lookup of it."""
-
 
 def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types.ModuleType:
     """Compile and execute a rendered module in memory, as if exported beside *notebook*."""
