@@ -35,7 +35,7 @@ for _plugin in (
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_notebooks"
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = ROOT / "tests" / "corpus"  # third-party notebooks, with SOURCES.md
 
 requires_torch = pytest.mark.skipif(not HAVE_TORCH, reason="needs the torch extra")
 

@@ -168,14 +168,12 @@ CORPUS_BAD = {
 }
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the checkout")
 @pytest.mark.parametrize("name", CORPUS_BAD)
 def test_broken_notebooks_from_the_wild_are_refused_with_a_reason(name: str) -> None:
     with pytest.raises(NotebookReadError, match=CORPUS_BAD[name]):
         read_notebook(CORPUS / "bad" / name)
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared corpus is not beside the checkout")
 def test_every_good_notebook_of_the_corpus_reads() -> None:
     for path in sorted((CORPUS / "good").glob("*.ipynb")):
         notebook = read_notebook(path)
