@@ -14,11 +14,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT
+from conftest import CORPUS
 
 from ntdd.cli import main
 
-CORPUS = ROOT / "tests" / "corpus"
 ERROR, TESTS, NO_TESTS = "error", "tests", "no tests"
 
 #: case -> (outcome, the reason, or the number of tests)
