@@ -22,7 +22,7 @@ from ntdd.model import Notebook
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
-from ntdd.source import quiet_syntax_warnings
+from ntdd.source import quiet_syntax_warnings, source_lines
 
 
 class NotebookModule(pytest.Module):
@@ -66,7 +66,7 @@ def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types
     module.__file__ = str(virtual_file.resolve())
     module.__loader__ = _SourceLoader(source)  # type: ignore[assignment]
     module.__ntdd_filename__ = filename  # type: ignore[attr-defined]
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, source_lines(source), filename)
     code = _compile(source, filename, config)
     sys.modules[name] = module
     try:

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ntdd.model import Cell, Mark
+from ntdd.source import normalize_newlines
 
 _TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
 _SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
@@ -41,9 +42,14 @@ class TestMarker:
     marks: tuple[Mark, ...]
 
 
+def _lines(source: str) -> list[str]:
+    """Lines as Python reads them (`str.splitlines` also breaks at \\x85, \\u2028...)."""
+    return normalize_newlines(source).split("\n")
+
+
 def first_line(source: str) -> str:
     """The first non-blank line of a cell, stripped."""
-    for line in source.splitlines():
+    for line in _lines(source):
         if line.strip():
             return line.strip()
     return ""
@@ -57,7 +63,7 @@ def skip_reason(cell: Cell) -> str | None:
     """Why a setup cell is not run under test, or None when it runs."""
     if _SKIP_LINE.match(first_line(cell.source)):
         return "# NTDD: skip"
-    if any(line.strip() == _NBVAL_SKIP for line in cell.source.splitlines()):
+    if any(line.strip() == _NBVAL_SKIP for line in _lines(cell.source)):
         return _NBVAL_SKIP
     tags = SKIP_TAGS.intersection(cell.tags)
     return f"tag {sorted(tags)[0]}" if tags else None
@@ -65,7 +71,7 @@ def skip_reason(cell: Cell) -> str | None:
 
 def expects_exception(cell: Cell) -> bool:
     """A setup cell marked, as nbval and nbclient mark them, to raise on purpose."""
-    lines = (line.strip() for line in cell.source.splitlines())
+    lines = (line.strip() for line in _lines(cell.source))
     return bool(RAISES_TAGS.intersection(cell.tags)) or _NBVAL_RAISES in lines
 
 

@@ -60,7 +60,7 @@ def content_hash(cells: Iterable[Cell]) -> str:
         if c.cell_type == "code" and c.source.strip()
     ]
     blob = json.dumps(relevant, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCell:
@@ -84,7 +84,7 @@ def _bound(code: str) -> set[str]:
     try:
         with source.quiet_syntax_warnings():
             return source.bound_names(ast.parse(code))
-    except SyntaxError:
+    except (SyntaxError, ValueError):  # ValueError: characters Python cannot read
         return set()
 
 
@@ -103,7 +103,7 @@ def _test_cell(
     try:
         python = source.to_python(cell.source)
     except SyntaxError as e:
-        syntax = f"syntax error at line {e.lineno}: {e.msg}"
+        syntax = "syntax error" + (f" at line {e.lineno}" if e.lineno else "") + f": {e.msg}"
         return _broken(cell, registry, marker.title, syntax, warnings, where)
     for magic in unsupported(python.magics):
         warnings.append(f"{where}: magic {magic!r} will be dropped under test")

@@ -21,7 +21,7 @@ import pytest
 
 from ntdd.containment import ctrl_c_pressed
 from ntdd.magics import NotebookShell, display
-from ntdd.source import DEVICE, to_python
+from ntdd.source import DEVICE, source_lines, to_python
 
 #: Devices that `device` tests run on; the plugin sets it from `--ntdd-devices`.
 DEVICES: tuple[str, ...] = tuple(
@@ -185,7 +185,7 @@ class NotebookRuntime:
     def _compile(self, cell: SetupCode) -> Any:
         """Compile a setup cell under its own name; IPython syntax is transformed first."""
         filename = self.cell_filename(cell.index, cell.id)
-        lines = cell.code.splitlines(keepends=True)
+        lines = source_lines(cell.code)
         linecache.cache[filename] = (len(cell.code), None, lines, filename)
         try:
             return compile(cell.code, filename, "exec", dont_inherit=True)

@@ -41,8 +41,11 @@ def to_python(source: str) -> Python:
     try:
         with quiet_syntax_warnings():
             return Python(source, ast.parse(source))
+    except UnicodeEncodeError as e:  # a lone surrogate, from a "\ud800" in the JSON
+        bad = e.object[e.start : e.end] if isinstance(e.object, str) else "?"
+        raise CellSyntaxError(f"the cell holds {bad!r}, which Python source cannot") from None
     except SyntaxError as plain_error:
-        code = _transform_ipython(source)
+        code = _transform_ipython(source) if "\x00" not in source else source
         if code == source:
             raise CellSyntaxError(*plain_error.args) from None
         try:
@@ -65,15 +68,26 @@ def quiet_syntax_warnings() -> Iterator[None]:
         yield
 
 
+def source_lines(text: str) -> list[str]:
+    """Lines as Python numbers them: only newlines end a line, not \\x85 or \\u2028."""
+    return [line + "\n" for line in normalize_newlines(text).split("\n")]
+
+
 def normalize_newlines(source: str) -> str:
     """CRLF and CR become LF, as Python's tokenizer reads them anyway."""
     return source.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _transform_ipython(source: str) -> str:
+    """IPython's transformation of *source*, or *source* itself where it has none."""
     from IPython.core.inputtransformer2 import TransformerManager
 
-    code: str = TransformerManager().transform_cell(source)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # IPython warns about odd line ends
+            code: str = TransformerManager().transform_cell(source)
+    except Exception:  # whatever IPython cannot read is not IPython syntax
+        return source
     return code[:-1] if code.endswith("\n") and not source.endswith("\n") else code
 
 

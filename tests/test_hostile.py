@@ -19,7 +19,11 @@ from ntdd.regions import parse_regions
 from ntdd.render import render_module
 from ntdd.source import normalize_newlines
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(__import__("os").environ.get("NTDD_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 # -- cell sources with everything that could break a template or a quoting ----
 
@@ -133,6 +137,7 @@ def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None
 titles = st.one_of(
     st.text(max_size=30),
     st.sampled_from(["", "..", "../..", "a/b", "a\\b", "class", "None", "3d", "🔥", "test", " "]),
+    st.sampled_from(["\x00", "\x85", "\u2028", "\x0c", "\ud800", "\t@slow", "@xfail(", "#}"]),
 )
 
 
@@ -180,3 +185,15 @@ def test_module_level_only_code_fails_alone(bad: str) -> None:
     future = bad.startswith("from __future__")  # `import *` is fine at module level
     assert [t.problem != "" for t in plan.tests] == [True, future, False]
     assert function_named(module, "test_a")
+
+
+@pytest.mark.parametrize("odd", ["\ud800", "\x00", "\x85", "\u2028"])
+def test_characters_python_cannot_read_fail_alone(odd: str) -> None:
+    """A JSON notebook can hold them; the module still compiles and names the cell."""
+    plan = make_plan(
+        notebook(f"s = '{odd}'", f"# TEST: odd\nassert '{odd}'", "# TEST: fine\nassert 1")
+    )
+    module = ast.parse(render_module(plan))
+    assert function_named(module, "test_fine")
+    readable = odd in ("\x85", "\u2028")  # Python reads these inside a string literal
+    assert (plan.tests[0].problem == "") is readable
