@@ -98,6 +98,8 @@ class NtddSession:
         """Tests of a notebook run grouped by device, so setup runs once per device;
         with nbval beside it, nbval leaves the `# TEST` cells to ntdd."""
         items[:] = _grouped_by_device(items)
+        if not self.settings.enabled:
+            return  # without --ntdd nothing runs the `# TEST` cells but nbval
         for item in items:
             cell = getattr(item, "cell", None)
             if type(item).__name__ == "IPyNbCell" and cell is not None:

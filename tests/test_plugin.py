@@ -319,3 +319,13 @@ def test_plan_warnings_are_shown_after_collection(notebook: Any, pytester: pytes
     result.stdout.fnmatch_lines(
         ["ntdd: warning: nb.ipynb: cell 1 (id *): test name 'test_same' is taken; this test is*"]
     )
+
+
+def test_without_ntdd_nbval_still_runs_the_test_cells(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    pytest.importorskip("nbval")
+    notebook(["x = 1", "# TEST: x\nassert x == 1"])
+    result = pytester.runpytest_subprocess("--nbval-lax", "nb.ipynb", "-v")
+    result.assert_outcomes(passed=2)
+    assert "run by ntdd" not in result.stdout.str()
