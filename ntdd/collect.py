@@ -7,7 +7,6 @@ pytest's assertion rewriting, and imported from memory. pytest's own
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import linecache
 import sys
@@ -22,7 +21,8 @@ from ntdd.model import Notebook
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
-from ntdd.source import quiet_syntax_warnings, source_lines
+from ntdd.rewrite import compile_rewritten
+from ntdd.source import source_lines
 
 
 class NotebookModule(pytest.Module):
@@ -67,7 +67,7 @@ def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types
     module.__loader__ = _SourceLoader(source)  # type: ignore[assignment]
     module.__ntdd_filename__ = filename  # type: ignore[attr-defined]
     linecache.cache[filename] = (len(source), None, source_lines(source), filename)
-    code = _compile(source, filename, config)
+    code = compile_rewritten(source, filename, config)
     sys.modules[name] = module
     try:
         exec(code, module.__dict__)
@@ -75,19 +75,6 @@ def import_rendered(notebook: Path, source: str, config: pytest.Config) -> types
         del sys.modules[name]
         raise
     return module
-
-
-def _compile(source: str, filename: str, config: pytest.Config) -> types.CodeType:
-    with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
-        tree = ast.parse(source, filename)
-    if config.getoption("assertmode", "rewrite") != "plain":
-        # pytest's rewriter is private API, used here and only here, so that a
-        # bare `assert` in a notebook fails with pytest's usual introspection.
-        from _pytest.assertion.rewrite import rewrite_asserts
-
-        rewrite_asserts(tree, source.encode("utf-8"), filename, config)
-    with quiet_syntax_warnings():
-        return compile(tree, filename, "exec", dont_inherit=True)
 
 
 def _shortest(path: Path) -> Path:

@@ -11,6 +11,7 @@ Paths are relative to the pyproject.toml that holds them.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,15 +75,20 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
     )
 
 
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?|mps")
+
+
 def parse_devices(value: object, where: str) -> tuple[str, ...]:
     """`"cpu,cuda"` or `["cpu", "cuda"]` -> `("cpu", "cuda")`."""
     items = value.split(",") if isinstance(value, str) else value
+    accepted = "devices are cpu, cuda, cuda:N or mps, separated by commas"
     if not isinstance(items, (list, tuple)) or not all(isinstance(d, str) for d in items):
-        raise ConfigError(f"{where}: devices must be names like 'cpu,cuda', got {value!r}")
+        raise ConfigError(f"{where}: {accepted}; got {value!r}")
     devices = tuple(d.strip() for d in items if d.strip())
-    if not devices or not all(d.replace(":", "").isidentifier() for d in devices):
-        raise ConfigError(f"{where}: devices must be names like 'cpu,cuda', got {value!r}")
-    return devices
+    unknown = [d for d in devices if not _DEVICE.fullmatch(d)]
+    if not devices or unknown:
+        raise ConfigError(f"{where}: {accepted}; got {', '.join(unknown) or repr(value)}")
+    return tuple(dict.fromkeys(devices))
 
 
 def parse_timeout(value: object, where: str) -> float:

@@ -2,23 +2,25 @@
 
 The notebook's tests run once cleanly, then once per fault, in this process,
 through `pytest --ntdd`. A fault is caught when a test that passed cleanly
-fails or errors with it. Faults go into the namespace after setup (through
-`runtime.AFTER_SETUP`); the notebook file is never touched, and no pytest
-cache is written.
+fails or errors with it. Faults go into the namespace as each test reaches
+its cell (an `Injection` in the run's `config.stash`); the notebook file is
+never touched, and no pytest cache is written. Each run starts from a clean
+state: the runtime forgets the modules a notebook imported from its folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ntdd import runtime
-from ntdd.faults import FAULTS, Fault, Namespace, NotApplicable
+from ntdd.faults import FAULTS, Fault, Namespace, NotApplicable, Seen
+from ntdd.settings import INJECTION
 
 CAUGHT_BY = ("failed", "error")
 
@@ -76,12 +78,12 @@ class _Outcomes:
             self.outcomes[name] = "xpassed" if hasattr(report, "wasxfail") else "passed"
 
 
-def run_tests(notebook: Path, args: list[str]) -> dict[str, str]:
+def run_tests(notebook: Path, args: list[str], *plugins: object) -> dict[str, str]:
     """Run a notebook's tests in this process, quietly; return their outcomes."""
     recorder = _Outcomes()
     quiet = ["-p", "no:cacheprovider", "-p", "no:terminal", "-o", "addopts=", "-W", "ignore"]
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        code = pytest.main([*quiet, "--ntdd", *args, str(notebook)], plugins=[recorder])
+        code = pytest.main([*quiet, "--ntdd", *args, str(notebook)], plugins=[recorder, *plugins])
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise RuntimeError(f"pytest could not run {notebook} (exit {int(code)})")
     return recorder.outcomes
@@ -93,28 +95,43 @@ def run_faults(notebook: Path, names: list[str], pytest_args: list[str]) -> Faul
     results = []
     for name in names:
         result = FaultResult(name, FAULTS[name].description)
-        with _injected(FAULTS[name], result):
-            outcomes = run_tests(notebook, pytest_args)
+        outcomes = run_tests(notebook, pytest_args, FaultPlugin(FAULTS[name], result))
+        if not result.applied and not result.not_applicable:
+            result.not_applicable = "no test ran the setup"
         result.caught_by = sorted(t for t in passing if outcomes.get(t) in CAUGHT_BY)
         results.append(result)
     return FaultReport(notebook, baseline, results)
 
 
-@contextlib.contextmanager
-def _injected(fault: Fault, result: FaultResult) -> Any:
-    def inject(namespace: Namespace, device: str) -> None:
-        try:
-            result.applied.append(fault.inject(namespace))
-        except NotApplicable as e:
-            result.not_applicable = str(e)
+class FaultPlugin:
+    """Hands one fault to the notebooks' runtimes of one pytest run, through its stash."""
 
-    runtime.AFTER_SETUP.append(inject)
-    try:
-        yield
-    finally:
-        runtime.AFTER_SETUP.remove(inject)
-    if not result.applied and not result.not_applicable:
-        result.not_applicable = "no test ran the setup"
+    def __init__(self, fault: Fault, result: FaultResult) -> None:
+        self.injection = FaultInjection(fault, result)
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[INJECTION] = self.injection
+
+
+class FaultInjection:
+    """Injects a fault as each test reaches its cell, and notes what it changed."""
+
+    def __init__(self, fault: Fault, result: FaultResult) -> None:
+        self.fault = fault
+        self.result = result
+        self._seen: dict[str, Seen] = {}  # per device: what the fault changed already
+
+    def apply(self, namespace: Namespace, device: str) -> None:
+        seen = self._seen.setdefault(device, weakref.WeakSet())
+        try:
+            applied = self.fault.inject(namespace, seen)
+        except NotApplicable as e:
+            if not self.result.applied:
+                self.result.not_applicable = str(e)
+            return
+        self.result.not_applicable = ""
+        if applied not in self.result.applied:
+            self.result.applied.append(applied)
 
 
 def format_table(report: FaultReport) -> str:

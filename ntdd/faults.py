@@ -1,19 +1,23 @@
 """The fault set of `ntdd faults`: the field's common PyTorch mistakes, injected.
 
-Each fault changes a notebook's namespace after its setup has run, the way a
-real bug would have left it, and says what it changed; a fault with nothing
-to change in a notebook says why it does not apply. Nothing here touches a
-file. torch is only used when the notebook itself has imported it.
+Each fault changes a notebook's namespace as a test reaches its cell, the
+way a real bug would have left it, and says what it changed; a fault with
+nothing to change in a notebook says why it does not apply. A fault changes
+each object once: *seen* holds what it already changed (or made), so that
+the next test at a later cell changes only what is new there. Nothing here
+touches a file. torch is only used when the notebook itself has imported it.
 """
 
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 Namespace = dict[str, Any]
+Seen = weakref.WeakSet[Any]
 
 # Layers that compute differently in training and evaluation mode.
 MODE_LAYERS = ("Dropout", "BatchNorm", "InstanceNorm", "AlphaDropout", "FeatureAlphaDropout")
@@ -27,7 +31,7 @@ class NotApplicable(Exception):
 class Fault:
     name: str
     description: str
-    inject: Callable[[Namespace], str]  # returns what it changed; raises NotApplicable
+    inject: Callable[[Namespace, Seen], str]  # returns what it changed; raises NotApplicable
 
 
 def _torch() -> Any:
@@ -37,10 +41,12 @@ def _torch() -> Any:
     return torch
 
 
-def _modules(ns: Namespace) -> Iterator[tuple[str, Any]]:
+def _modules(ns: Namespace, seen: Seen) -> Iterator[tuple[str, Any]]:
+    """Top-level models not changed yet; each is marked changed as it is handed out."""
     torch = _torch()
-    for name, value in ns.items():
-        if isinstance(value, torch.nn.Module) and not name.startswith("_"):
+    for name, value in list(ns.items()):
+        if isinstance(value, torch.nn.Module) and not name.startswith("_") and value not in seen:
+            seen.add(value)
             yield name, value
 
 
@@ -57,40 +63,44 @@ def _inputs(ns: Namespace, floating: bool = False) -> Iterator[tuple[str, Any]]:
         yield name, value
 
 
-def _each_input(ns: Namespace, change: Callable[[Any], Any], floating: bool = False) -> list[str]:
-    names = [name for name, _ in _inputs(ns, floating)]
+def _each_input(
+    ns: Namespace, seen: Seen, change: Callable[[Any], Any], floating: bool = False
+) -> list[str]:
+    names = [name for name, value in _inputs(ns, floating) if value not in seen]
     for name in names:
         ns[name] = change(ns[name])
+        seen.add(ns[name])
     if not names:
         raise NotApplicable("no input tensors" if not floating else "no floating-point inputs")
     return names
 
 
-def _shape(ns: Namespace) -> str:
+def _shape(ns: Namespace, seen: Seen) -> str:
     def change(t: Any) -> Any:
         if t.ndim == 1:
             return t.unsqueeze(-1)  # (N,) -> (N, 1): the classic broadcasting bug
         return t.transpose(0, -1) if t.shape[0] != t.shape[-1] else t[0]
 
-    return "reshaped " + ", ".join(_each_input(ns, change))
+    return "reshaped " + ", ".join(_each_input(ns, seen, change))
 
 
-def _dtype(ns: Namespace) -> str:
+def _dtype(ns: Namespace, seen: Seen) -> str:
     torch = _torch()
-    return "cast to float64: " + ", ".join(_each_input(ns, lambda t: t.to(torch.float64), True))
+    cast = _each_input(ns, seen, lambda t: t.to(torch.float64), True)
+    return "cast to float64: " + ", ".join(cast)
 
 
-def _device(ns: Namespace) -> str:
-    model_device = next(
-        (p.device for _, m in _modules(ns) for p in m.parameters()), _torch().device("cpu")
-    )
+def _device(ns: Namespace, seen: Seen) -> str:
+    torch = _torch()
+    models = (v for v in ns.values() if isinstance(v, torch.nn.Module))
+    model_device = next((p.device for m in models for p in m.parameters()), torch.device("cpu"))
     other = "meta" if model_device.type != "meta" else "cpu"
-    return f"moved to {other}: " + ", ".join(_each_input(ns, lambda t: t.to(other)))
+    return f"moved to {other}: " + ", ".join(_each_input(ns, seen, lambda t: t.to(other)))
 
 
-def _detach(ns: Namespace) -> str:
+def _detach(ns: Namespace, seen: Seen) -> str:
     changed = []
-    for name, module in _modules(ns):
+    for name, module in _modules(ns, seen):
         params = [p for p in module.parameters() if p.requires_grad]
         for p in params:
             p.requires_grad_(False)
@@ -101,9 +111,9 @@ def _detach(ns: Namespace) -> str:
     return "requires_grad=False on the parameters of " + ", ".join(changed)
 
 
-def _mode(ns: Namespace) -> str:
+def _mode(ns: Namespace, seen: Seen) -> str:
     changed = []
-    for name, module in _modules(ns):
+    for name, module in _modules(ns, seen):
         if any(type(m).__name__.startswith(MODE_LAYERS) for m in module.modules()):
             module.train(not module.training)
             changed.append(f"{name} -> {'train' if module.training else 'eval'}")
@@ -112,9 +122,9 @@ def _mode(ns: Namespace) -> str:
     return "flipped " + ", ".join(changed)
 
 
-def _unregister(ns: Namespace) -> str:
+def _unregister(ns: Namespace, seen: Seen) -> str:
     changed = []
-    for name, module in _modules(ns):
+    for name, module in _modules(ns, seen):
         owner_name, owner = next(
             ((n, m) for n, m in module.named_modules() if m._parameters), ("", None)
         )

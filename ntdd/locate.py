@@ -1,19 +1,21 @@
 """Map a line of a generated module back to its notebook cell.
 
-Used on failures, to say "in nb.ipynb, cell 4 (id 9ba5), line 3", and for
-test descriptions. Works the same for exported and in-memory modules: both
-carry `# %% ntdd` region markers.
+Used on failures, to say "in nb.ipynb, cell 4 (id 9ba5), line 3", for test
+descriptions, and by the runtime to know at which cell a test sits. Works
+the same for exported and in-memory modules: both carry `# %% ntdd` region
+markers. A module's layout is read once; each lookup is a bisection.
 """
 
 from __future__ import annotations
 
+import bisect
 import linecache
 import re
-import types
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ntdd.regions import Region, parse_regions
+from ntdd.regions import GLOBAL_NOTE, MARKS_COMMENT, Region, parse_regions
 
 _TEST_TITLE = re.compile(r"#\s*TEST\s*:?\s*(?P<title>.*?)\s*(?:(?<=\s)@|$)")
 _DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s")
@@ -40,73 +42,69 @@ class CellLocation:
         return where
 
 
-def module_filename(module: types.ModuleType) -> str | None:
-    """The filename the module's code was compiled under."""
-    runtime = getattr(module, "__ntdd__", None)
-    if runtime is None:
-        return None
-    return getattr(module, "__ntdd_filename__", None) or getattr(module, "__file__", None)
+@dataclass(frozen=True)
+class TestRegion:
+    """A test cell's lines in the module, and which module line is which cell line."""
+
+    __test__ = False
+
+    region: Region
+    kind: str  # "statements": one wrapping function; "functions": the cell as written
+    cell_lines: tuple[int, ...]  # module line of cell line 1, 2, ...
+    title: str
+
+    @property
+    def index(self) -> int:
+        return self.region.index
 
 
-def locate(module: types.ModuleType, lineno: int) -> CellLocation | None:
-    """The cell of a generated *module* that holds module line *lineno*."""
-    filename = module_filename(module)
-    if filename is None:
-        return None
-    lines = linecache.getlines(filename, module.__dict__)
-    region = _region_at(_regions(filename, lines), lineno)
-    if region is None:
-        return None
-    region_lines = region.text.split("\n")
-    start = _cell_start(region, region_lines)
-    cell_line = lineno - start + 1 if lineno >= start else None
-    text = lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
-    first = lines[start - 1].strip() if 0 < start <= len(lines) else ""
-    title_match = _TEST_TITLE.match(first)
-    return CellLocation(
-        notebook=module.__ntdd__.display_path,
-        index=region.index,
-        id=region.id,
-        line=cell_line,
-        title=title_match["title"] if title_match else "",
-        text=text,
-    )
+class ModuleLayout:
+    """The test cells of one generated module, by line."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        tests = [r for r in parse_regions("".join(lines)) if r.kind == "test"]
+        self.tests = [_test_region(r, lines) for r in tests]
+        self._starts = [r.marker_line for r in tests]
+
+    @classmethod
+    def of(cls, filename: str, namespace: Mapping[str, Any]) -> ModuleLayout:
+        return cls(linecache.getlines(filename, dict(namespace)))
+
+    def test_at(self, lineno: int) -> TestRegion | None:
+        """The test cell holding module line *lineno*."""
+        at = bisect.bisect_right(self._starts, lineno) - 1
+        if at < 0 or lineno > self.tests[at].region.end:
+            return None
+        return self.tests[at]
+
+    def locate(self, lineno: int, notebook: str) -> CellLocation | None:
+        test = self.test_at(lineno)
+        if test is None:
+            return None
+        try:
+            cell_line: int | None = test.cell_lines.index(lineno) + 1
+        except ValueError:
+            cell_line = None
+        text = self.lines[lineno - 1].strip() if 0 < lineno <= len(self.lines) else ""
+        return CellLocation(notebook, test.index, test.region.id, cell_line, test.title, text)
 
 
-def failure_location(module: types.ModuleType, tb: types.TracebackType | None) -> Any:
-    """The deepest frame of *tb* that runs a line of *module*'s test cells."""
-    filename = module_filename(module)
-    found: CellLocation | None = None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            found = locate(module, tb.tb_lineno) or found
-        tb = tb.tb_next
-    return found
-
-
-_cache: dict[str, tuple[int, list[Region]]] = {}
-
-
-def _regions(filename: str, lines: list[str]) -> list[Region]:
-    cached = _cache.get(filename)
-    if cached is None or cached[0] != len(lines):
-        cached = (len(lines), [r for r in parse_regions("".join(lines)) if r.kind == "test"])
-        _cache[filename] = cached
-    return cached[1]
-
-
-def _region_at(regions: list[Region], lineno: int) -> Region | None:
-    for region in regions:
-        if region.marker_line <= lineno <= region.end:
-            return region
-    return None
-
-
-def _cell_start(region: Region, lines: list[str]) -> int:
-    """The module line of the cell's first line: the region's first, or the body's."""
-    if lines and lines[0].lstrip().startswith("#"):
-        return region.start  # a cell of `def test_*`, written as is
-    for offset, line in enumerate(lines):
-        if _DEF_LINE.match(line):
-            return region.start + offset + 1  # the body of a wrapped cell
-    return region.start
+def _test_region(region: Region, lines: list[str]) -> TestRegion:
+    body = range(region.start, region.end + 1)
+    text = [lines[n - 1].rstrip("\n") if n <= len(lines) else "" for n in body]
+    if text and text[0].lstrip().startswith("#"):  # a cell of `def test_*`, written as is
+        tail = next((i for i, t in enumerate(text) if t.startswith(MARKS_COMMENT)), len(text))
+        cell = tuple(body[:tail])
+        kind = "functions"
+    else:  # bare statements: the lines after the `def`, less ntdd's own `global` line
+        first = next((i for i, t in enumerate(text) if _DEF_LINE.match(t)), len(text) - 1)
+        cell = tuple(n for i, n in enumerate(body) if i > first and GLOBAL_NOTE not in text[i])
+        kind = "statements"
+    title = ""
+    for n in cell:
+        match = _TEST_TITLE.match(lines[n - 1].strip())
+        if match:
+            title = match["title"]
+            break
+    return TestRegion(region, kind, cell, title)

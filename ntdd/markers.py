@@ -82,7 +82,20 @@ def parse_test_marker(cell: Cell) -> TestMarker:
         raise MarkerError(f"{cell.label} is not a test cell")
     title, marks = _split_marks(match["rest"])
     seen = {m.name for m in marks}
-    return TestMarker(title, marks + tuple(m for m in tag_marks(cell) if m.name not in seen))
+    marks += tuple(m for m in tag_marks(cell) if m.name not in seen)
+    for mark in marks:
+        _check(mark)
+    return TestMarker(title, marks)
+
+
+def _check(mark: Mark) -> None:
+    """Marks ntdd acts on take the arguments it can use."""
+    if mark.name != "timeout":
+        return
+    seconds = mark.args[0] if len(mark.args) == 1 and not mark.kwargs else None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        given = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs)])
+        raise MarkerError(f"@timeout takes a number of seconds > 0, got @timeout({given})")
 
 
 def tag_marks(cell: Cell) -> tuple[Mark, ...]:

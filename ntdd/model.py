@@ -53,6 +53,7 @@ class TestKind(Enum):
 
     STATEMENTS = "statements"  # bare statements wrapped in one function
     FUNCTIONS = "functions"  # `def test_*` kept as written, at module level
+    CELL = "cell"  # bare statements that mean something else in a function: run as a cell
     BROKEN = "broken"  # cannot be compiled: one test that fails with the reason
 
 
@@ -81,7 +82,10 @@ class TestCell:
     uses_device: frozenset[str] = frozenset()  # which of `names` use the device
     device_args: frozenset[str] = frozenset()  # ... of those, take it as an argument
     renames: tuple[tuple[str, str], ...] = ()  # (as written, as emitted) to keep names unique
-    problem: str = ""  # why a BROKEN cell cannot run
+    problem: str = ""  # why a BROKEN cell cannot run, or why a CELL cannot be a function
+    assigned: tuple[str, ...] = ()  # names a STATEMENTS cell binds: declared global
+    global_after: int = 0  # the cell line after which that declaration goes (its docstring)
+    is_async: bool = False  # awaits at its top level
 
 
 @dataclass(frozen=True)

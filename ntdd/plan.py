@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ntdd import markers, names, source
-from ntdd.magics import unsupported
 from ntdd.model import Cell, Mark, Notebook, Plan, SetupCell, SkippedCell, TestCell, TestKind
+from ntdd.shell import unsupported
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
@@ -83,7 +83,7 @@ def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCel
 def _bound(code: str) -> set[str]:
     try:
         with source.quiet_syntax_warnings():
-            return source.bound_names(ast.parse(code))
+            return set(source.bound_names(ast.parse(code)))
     except (SyntaxError, ValueError):  # ValueError: characters Python cannot read
         return set()
 
@@ -103,26 +103,36 @@ def _test_cell(
     try:
         python = source.to_python(cell.source)
     except SyntaxError as e:
-        syntax = "syntax error" + (f" at line {e.lineno}" if e.lineno else "") + f": {e.msg}"
-        return _broken(cell, registry, marker.title, syntax, warnings, where)
+        return _broken(cell, registry, marker.title, _describe(e), warnings, where)
     for magic in unsupported(python.magics):
         warnings.append(f"{where}: magic {magic!r} will be dropped under test")
     functions = source.test_functions(python.tree)
+    if error := source.jupyter_syntax_error(python.code):
+        return _broken(cell, registry, marker.title, _describe(error), warnings, where)
     if functions or source.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
-    if problem := source.function_body_problem(python.code):
-        return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
     uses = frozenset({name}) if source.uses_name(python.tree, source.DEVICE) else frozenset()
+    reason = source.module_only(python.tree)
     return TestCell(
         cell,
-        TestKind.STATEMENTS,
+        TestKind.CELL if reason else TestKind.STATEMENTS,
         python.code,
         (name,),
         marker.marks,
         marker.title,
         uses,
+        problem=reason or "",
+        assigned=tuple(source.bound_names(python.tree)),
+        global_after=source.docstring_end(python.tree),
+        is_async=source.awaits(python.code),
     )
+
+
+def _describe(error: SyntaxError) -> str:
+    """A SyntaxError as Jupyter shows it, with its line in the cell."""
+    line = f" (line {error.lineno})" if error.lineno else ""
+    return f"SyntaxError: {error.msg}{line}"
 
 
 def _functions_cell(

@@ -13,9 +13,8 @@ import pytest
 
 from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
-from ntdd.session import NtddSession, Settings
-
-DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
+from ntdd.session import NtddSession
+from ntdd.settings import DEFAULT_DEVICES, DEFAULT_TIMEOUT, Settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,7 +37,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--ntdd-devices",
         dest="ntdd_devices",
         metavar="LIST",
-        help="devices that tests using `device` run on, default cpu,cuda (ini: ntdd_devices)",
+        help="devices that tests using `device` run on: cpu, cuda, cuda:N, mps; "
+        "default cpu,cuda (ini: ntdd_devices)",
     )
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
@@ -65,7 +65,9 @@ def _settings(config: pytest.Config) -> Settings:
     timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
     if timeout is None:
         timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
-    return Settings(enabled=bool(enabled), devices=devices, timeout=timeout or None)
+    return Settings(
+        enabled=bool(enabled), devices=devices or DEFAULT_DEVICES, timeout=timeout or None
+    )
 
 
 @pytest.fixture

@@ -14,6 +14,12 @@ import re
 from dataclasses import dataclass
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
+# The line that declares a wrapped cell's names global, and why.
+GLOBAL_NOTE = "# ntdd: the cell's assignments land in the notebook's namespace, as in a kernel"
+# The comment above the marks of a cell of `def test_*` functions.
+MARKS_COMMENT = "# ntdd: marks of cell"
+# The comment of a test cell that runs as notebook code, not as a function body.
+CELL_CODE_NOTE = "# ntdd: the cell runs as notebook code"
 _HEADER_FIELD = re.compile(r"# ntdd-(?P<key>[a-z-]+): (?P<value>.*)$")
 _MARKER = re.compile(
     r"# %% ntdd (?P<kind>setup|skipped|test|fixtures)(?:: cell (?P<index>\d+))?"

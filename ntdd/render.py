@@ -19,10 +19,16 @@ from ntdd.errors import TemplateError
 from ntdd.files import source_path
 from ntdd.model import Mark, Plan, TestCell, TestKind
 from ntdd.plan import mark_broken
-from ntdd.regions import HEADER_FIRST_LINE, marker_id, parse_regions, stamp_hashes
+from ntdd.regions import (
+    CELL_CODE_NOTE,
+    GLOBAL_NOTE,
+    HEADER_FIRST_LINE,
+    marker_id,
+    parse_regions,
+    stamp_hashes,
+)
 from ntdd.templates import MODULE_TEMPLATE, render_fingerprint, template_dir
 
-MARKS_COMMENT = "# ntdd: marks of cell"
 EMPTY_BODY = "pass  # ntdd: the cell has no statements"
 USES_DEVICE = 'pytest.mark.usefixtures("device")'
 
@@ -111,36 +117,37 @@ def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) 
         "notebook_name": nb.name,
         "notebook_relpath": relpath,
         "uses_device": plan.uses_device,
-        "setup_regions": _setup_regions(plan),
-        "tests": [_test_view(t) for t in plan.tests],
+        "cells": _cells(plan),
     }
 
 
-def _setup_regions(plan: Plan) -> list[dict[str, Any]]:
-    regions: list[dict[str, Any]] = []
+def _cells(plan: Plan) -> list[dict[str, Any]]:
+    """Every code cell's region, in notebook order: the module reads as the notebook."""
+    cells: list[dict[str, Any]] = []
     for s in plan.setup:
         options = ", assigns_device=True" if s.assigns_device else ""
         options += ", expects_exception=True" if s.expects_exception else ""
-        regions.append(
+        cells.append(
             {
+                "kind": "setup",
                 "index": s.cell.index,
                 "id": s.cell.id,
                 "marker": _marker("setup", s.cell.index, s.cell.id),
-                "skipped": False,
                 "code": s.code,
                 "options": options,
             }
         )
     for k in plan.skipped:
-        regions.append(
+        cells.append(
             {
+                "kind": "skipped",
                 "index": k.cell.index,
                 "marker": _marker("skipped", k.cell.index, k.cell.id),
-                "skipped": True,
                 "reason": k.reason,
             }
         )
-    return sorted(regions, key=lambda r: int(r["index"]))
+    cells += [_test_view(t) for t in plan.tests]
+    return sorted(cells, key=lambda r: int(r["index"]))
 
 
 def _marker(kind: str, index: int, cell_id: str | None) -> str:
@@ -157,7 +164,8 @@ def _test_view(test: TestCell) -> dict[str, Any]:
     """What `_test.py.j2` needs to write one test cell."""
     code = test.code.rstrip()
     view: dict[str, Any] = {
-        "kind": test.kind.value,
+        "kind": "test",
+        "test_kind": test.kind.value,
         "index": test.cell.index,
         "id": test.cell.id,
         "name": test.names[0],
@@ -175,11 +183,28 @@ def _test_view(test: TestCell) -> dict[str, Any]:
         ]
         return view
     view["decorators"] = marks + ([USES_DEVICE] if test.uses_device else [])
+    view["async"] = test.is_async and test.kind is TestKind.STATEMENTS
     prefix = source.indent_prefix(code)
-    view["body"] = source.indent(code, prefix)
+    if test.kind is TestKind.CELL:
+        view["note"] = f"{prefix}{CELL_CODE_NOTE}: {test.problem} cannot be in a function"
+        return view
+    view["body"] = source.indent(_declare_globals(code, test), prefix)
     if test.kind is TestKind.STATEMENTS and not _has_statements(code):
         view["body"] += "\n" + prefix + EMPTY_BODY
     return view
+
+
+def _declare_globals(code: str, test: TestCell) -> str:
+    """The cell with its names declared global, so that they land in the notebook.
+
+    The declaration goes first, or after the cell's docstring, which must stay
+    the function's first statement.
+    """
+    if test.kind is not TestKind.STATEMENTS or not test.assigned:
+        return code
+    lines = code.split("\n")
+    lines.insert(test.global_after, f"global {', '.join(test.assigned)}  {GLOBAL_NOTE}")
+    return "\n".join(lines)
 
 
 def _has_statements(code: str) -> bool:

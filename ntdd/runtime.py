@@ -1,68 +1,94 @@
-"""What a generated test module runs: the notebook's setup, per device, in its globals.
+"""What a generated test module runs: the notebook, cell by cell, as a kernel would.
 
-A generated module *is* the notebook's namespace. Its setup cells run in order
-in the module's globals, as a kernel runs them, the first time a test needs
-them: once per device, never once per test. Tests then read notebook names as
-globals. When the module's last test ends, the namespace is released.
+A generated module *is* the notebook's namespace. Each test sees that
+namespace as Jupyter's *Run All* leaves it at the test's cell: every code
+cell above it has run, in order, and none below. The runtime keeps, for each
+device, a cursor at the last cell run:
+
+- a test at or below the cursor advances it, running the cells in between
+  (setup cells, and earlier test cells, whose tests run quietly);
+- a test above the cursor, or one run twice, replays the notebook from the
+  start: it never sees the wrong state.
+
+In pytest's order the cursor only advances, so setup runs once per notebook
+and device. Tests that use `device` run in the namespace of their device;
+the others run in the namespace of the first available device. Each
+namespace starts from the process state the session started with, and the
+process is put back when the notebook's last test has run.
 """
 
 from __future__ import annotations
 
 import contextlib
-import linecache
-import os
+import inspect
 import sys
+import types
 from collections.abc import Callable, Iterator, MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ntdd import steps
 from ntdd.containment import ctrl_c_pressed
-from ntdd.magics import NotebookShell, display
-from ntdd.source import DEVICE, source_lines, to_python
+from ntdd.isolation import ProcessState, forget, own_modules
+from ntdd.locate import ModuleLayout
+from ntdd.settings import BASELINE, counts_of, injection_of, settings_of
+from ntdd.shell import ShellFactory, display
+from ntdd.source import DEVICE
+from ntdd.steps import SetupStep, Step, TestStep
 
-#: Devices that `device` tests run on; the plugin sets it from `--ntdd-devices`.
-DEVICES: tuple[str, ...] = tuple(
-    d.strip() for d in os.environ.get("NTDD_DEVICES", "cpu,cuda").split(",") if d.strip()
-)
-
-#: Called with (namespace, device) after each successful setup; `ntdd faults`
-#: injects its faults here, into the namespace and never into the notebook.
-AFTER_SETUP: list[Callable[[dict[str, Any], str], None]] = []
+END = sys.maxsize  # the position of a test found in no cell: after every cell
 
 
 class SetupError(Exception):
-    """A setup cell raised: every test of the notebook errors with its traceback."""
+    """A setup cell raised: the tests below it error, with its traceback."""
 
 
-@dataclass(frozen=True)
-class SetupCode:
-    """One setup cell, as the module carries it."""
+@dataclass
+class DeviceRun:
+    """One device's run of the notebook, as one kernel would hold it."""
 
-    index: int
-    id: str | None
-    code: str
-    assigns_device: bool = False
-    expects_exception: bool = False
+    device: str
+    cursor: int = -1  # index of the last cell run; -1 before the first
+    ran: set[str] = field(default_factory=set)  # tests run at the cursor's cell
+    failed: tuple[int, BaseException] | None = None  # a setup cell that raised
+    names: dict[str, Any] | None = None  # its namespace, while another run's is live
+    process: ProcessState | None = None  # its process state, while another run's is live
+    own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
+    loop: Any = None  # its asyncio event loop, once a cell awaits
+    cells_run: int = 0  # a kernel's execution count
+
+    def event_loop(self) -> Any:
+        if self.loop is None:
+            self.loop = steps.new_loop()
+        return self.loop
 
 
 class NotebookRuntime:
-    """Runs one notebook's setup in the namespace of its generated module."""
+    """Runs one notebook's cells in the namespace of its generated module."""
 
     def __init__(self, namespace: dict[str, Any], notebook: str, uses_device: bool = False):
         self.namespace = namespace
         self.uses_device = uses_device
         module_file = namespace.get("__file__") or "."
         self.notebook = (Path(module_file).parent / notebook).resolve()
-        self.display_path = _relative_to_cwd(self.notebook)  # now: tests change the cwd
-        self.devices = DEVICES or ("cpu",)
-        self._cells: list[SetupCode] = []
-        self._pristine: dict[str, Any] | None = None
-        self._current: str | None = None  # device the namespace was set up for
-        self._failures: dict[str, BaseException] = {}
-        self._running = ""
+        self.display_path = _relative_to_cwd(self.notebook)  # now: cells change the cwd
+        self.filename: str = namespace.get("__ntdd_filename__") or module_file
+        self._base = dict(namespace)  # the module before any cell: a fresh kernel
+        self._setup: list[SetupStep] = []
+        self._layout: ModuleLayout | None = None
+        self._steps: list[Step] = []
+        self._pristine: dict[str, Any] = {}  # the module once imported
+        self._runs: dict[str, DeviceRun] = {}
+        self._active: DeviceRun | None = None
+        self._outside: ProcessState | None = None  # the process before the notebook ran
+        self._modules_before: set[str] = set()
+        self._compiled: dict[int, types.CodeType] = {}
+        self._config: pytest.Config | None = None
+        self._running = ""  # the cell running now, for messages
+        self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
 
     def setup(
         self,
@@ -72,13 +98,27 @@ class NotebookRuntime:
         assigns_device: bool = False,
         expects_exception: bool = False,
     ) -> None:
-        """Register a setup cell; it runs when the first test needs it."""
-        self._cells.append(SetupCode(index, cell_id, code, assigns_device, expects_exception))
+        """Register a setup cell; it runs when the first test below it needs it."""
+        self._setup.append(SetupStep(index, cell_id, code, assigns_device, expects_exception))
+
+    @property
+    def layout(self) -> ModuleLayout:
+        """The module's test cells by line, read once."""
+        if self._layout is None:
+            self._layout = ModuleLayout.of(self.filename, self.namespace)
+        return self._layout
 
     # -- devices ---------------------------------------------------------
 
-    def device(self, name: str) -> Any:
+    def parametrize_devices(self, metafunc: pytest.Metafunc) -> None:
+        """Tests that use `device` run once per device of `--ntdd-devices`."""
+        if DEVICE in metafunc.fixturenames:
+            devices = settings_of(metafunc.config).devices
+            metafunc.parametrize(DEVICE, devices, indirect=True, scope="module")
+
+    def device(self, request: pytest.FixtureRequest) -> Any:
         """The value a `device` test gets: a `torch.device`, or the name without torch."""
+        name = str(request.param)
         reason = device_unavailable(name)
         if reason:
             pytest.skip(f"{name}: {reason}")
@@ -94,116 +134,237 @@ class NotebookRuntime:
         ident = f" (id {cell_id})" if cell_id else ""
         pytest.fail(f"{self.display_path}: cell {index}{ident}: {problem}", pytrace=False)
 
-    # -- running ---------------------------------------------------------
+    # -- one test ----------------------------------------------------------
 
     def test(self, request: pytest.FixtureRequest) -> Iterator[None]:
-        """Around each test: the setup for its device, in the notebook's folder.
+        """Around each test: the notebook run up to the test's cell, for its device.
 
         A generator for the module's autouse fixture (`yield from`), so that
         no context-manager frames stand between a failure and its cell.
         """
         __tracebackhide__ = True
-        callspec = getattr(request.node, "callspec", None)
-        params = callspec.params if callspec is not None else {}
-        device = str(params.get(DEVICE, self.devices[0]))
-        with self.in_notebook_dir():
-            self.ensure(device)
+        self._config = request.config
+        device = self._device_of(request.node, request.config)
+        run = self._activate(device, request.config)
+        with self._as_main():
+            self._reach(run, self._position_of(request.node), request.node)
+            injection = injection_of(request.config)
+            if injection is not None:
+                injection.apply(self.namespace, device)
             yield
 
-    @contextlib.contextmanager
-    def in_notebook_dir(self) -> Iterator[None]:
-        """The notebook's folder as cwd and first on sys.path, as in a kernel; restored."""
-        folder = str(self.notebook.parent)
-        saved_cwd = os.getcwd()
-        sys.path.insert(0, folder)
-        try:
-            os.chdir(folder)
-            yield
-        finally:
-            os.chdir(saved_cwd)
-            with contextlib.suppress(ValueError):
-                sys.path.remove(folder)
-
-    def ensure(self, device: str) -> None:
-        """Run the setup for *device* unless the namespace already holds it."""
+    def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
+        """The body of a test cell that runs as notebook code, not as a function."""
         __tracebackhide__ = True
-        if device in self._failures:
-            raise SetupError(
-                f"{self.notebook.name}: setup failed for device {device!r}; "
-                "the traceback is shown for the first test that needed it"
-            )
-        if self._current == device:
-            return
-        self.reset()
-        try:
-            self._run_setup(device)
-        except (Exception, SystemExit, KeyboardInterrupt) as e:
-            if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
-                raise
-            where = self._running
-            self.reset()
-            self._failures[device] = e
-            raise SetupError(f"{where} raised {type(e).__name__}: {e}") from e
-        self._current = device
-        for hook in AFTER_SETUP:
-            hook(self.namespace, device)
+        from ntdd.rewrite import compile_rewritten
 
-    def reset(self) -> None:
-        """Back to the namespace the module had after import: no notebook state."""
-        if self._pristine is None:
-            self._pristine = dict(self.namespace)
-        self.namespace.clear()
-        self.namespace.update(self._pristine)
-        self._current = None
+        filename = self.cell_filename(index, cell_id, "cell")
+        self.cell_files[filename] = (index, cell_id)
+        steps.remember_lines(code, filename)
+        compiled = compile_rewritten(code, filename, self._config, steps.TOP_LEVEL_AWAIT)
+        steps.execute(compiled, self.namespace, self._loop)
+
+    def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
+        """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
+        __tracebackhide__ = True
+        self._loop().run_until_complete(function(**arguments))
 
     def release(self) -> None:
-        """Drop the notebook's state once its last test ended, freeing its memory."""
-        self.reset()
-        self._failures.clear()
+        """The notebook's last test ran: free its state, put the process back."""
+        if self._active is not None:
+            self._put_aside(self._active)
+        for run in self._runs.values():
+            forget(run.own_modules)
+            steps.close_loop(run.loop)
+        if self._outside is not None:
+            self._outside.apply()
+        self.namespace.clear()
+        self.namespace.update(self._pristine or self._base)
+        self._runs.clear()
+        self._active = self._outside = self._config = None
 
-    def _run_setup(self, device: str) -> None:
+    # -- the cursor ------------------------------------------------------
+
+    def _reach(self, run: DeviceRun, position: int, item: pytest.Item) -> None:
+        """Bring *run* to the state a kernel has when it reaches *position*."""
         __tracebackhide__ = True
+        if run.failed is not None and run.failed[0] < position:
+            raise self._failed_setup(run)
+        if position < run.cursor or (position == run.cursor and item.name in run.ran):
+            self._restart(run, item)
+        for step in [s for s in self._steps if run.cursor < s.index <= position]:
+            run.cursor, run.ran = step.index, set()
+            run.cells_run += 1
+            if isinstance(step, SetupStep):
+                self._run_setup(run, step)
+            else:
+                self._run_test_cell(run, step, quietly=step.index < position)
+        run.ran.add(item.name)
+
+    def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
+        """Back to a fresh kernel for *run*: the notebook replays from its start."""
+        counts = counts_of(item.config)
+        counts.replays += 1
+        counts.replayed_tests.append(item.nodeid)
+        forget(run.own_modules)
+        run.own_modules.clear()
+        steps.close_loop(run.loop)
+        run.loop = None
+        self._fresh(run, item.config)
+
+    def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
+        __tracebackhide__ = True
+        self._running = self.cell_filename(step.index, step.id)
+        names = PinnedDevice(self.namespace, run.device) if step.assigns_device else None
+        try:
+            steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+        except BaseException as e:
+            if step.expects_exception and steps.is_cell_error(e):
+                print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
+                return
+            if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
+                raise
+            run.failed = (step.index, e)
+            raise SetupError(f"{self._running} raised {type(e).__name__}: {e}") from e
+        finally:
+            self._running = ""
+
+    def _run_test_cell(self, run: DeviceRun, step: TestStep, quietly: bool) -> None:
+        """A test cell reached: a cell of `def`s defines its names; one passed by runs."""
+        for name in step.names:
+            if name in self._pristine:
+                self.namespace[name] = self._pristine[name]
+        if quietly and not step.skipped:
+            steps.run_quietly(step, device_value(run.device), run.event_loop)
+
+    def _failed_setup(self, run: DeviceRun) -> SetupError:
+        assert run.failed is not None
+        index, error = run.failed
+        step = next(s for s in self._setup if s.index == index)
+        return SetupError(
+            f"setup failed for device {run.device!r}: {self.cell_filename(step.index, step.id)} "
+            f"raised {type(error).__name__}; its traceback is shown for the first test that "
+            "needed it"
+        )
+
+    def _compile(self, step: SetupStep) -> types.CodeType:
+        code = self._compiled.get(step.index)
+        if code is None:
+            code = steps.compile_cell(step.code, self.cell_filename(step.index, step.id))
+            self._compiled[step.index] = code
+        return code
+
+    def _loop(self) -> Any:
+        run = self._active
+        if run is None:
+            raise RuntimeError("no notebook run is active")
+        return run.event_loop()
+
+    # -- namespaces and process state ----------------------------------------
+
+    def _activate(self, device: str, config: pytest.Config) -> DeviceRun:
+        """Make *device*'s run the live one: its names in the module, its process state."""
+        run = self._runs.setdefault(device, DeviceRun(device))
+        if self._active is run:
+            return run
+        if self._outside is None:
+            self._start(config)
+        if self._active is not None:
+            self._put_aside(self._active)
+        if run.names is None:
+            self._fresh(run, config)
+        else:
+            self.namespace.clear()
+            self.namespace.update(run.names)
+            assert run.process is not None
+            run.process.apply()
+            sys.modules.update(run.own_modules)
+            run.names = run.process = None
+        self._modules_before = set(sys.modules)
+        self._active = run
+        return run
+
+    def _start(self, config: pytest.Config) -> None:
+        """The notebook's first test: note the process as it is, and the module as imported."""
+        self._outside = ProcessState.capture()
+        config.stash.setdefault(BASELINE, self._outside)
+        if not self._pristine:
+            self._pristine = dict(self.namespace)
+            test_steps = steps.test_steps(self.layout, self._pristine, self.filename)
+            self._steps = sorted([*self._setup, *test_steps], key=lambda s: s.index)
+
+    def _fresh(self, run: DeviceRun, config: pytest.Config) -> None:
+        """*run* as a new kernel: no cell run, the process as the session started."""
         ns = self.namespace
-        ns["get_ipython"] = _shell_factory(ns, lambda: self._running or self.display_path)
+        ns.clear()
+        ns.update(self._base)
+        ns["__ntdd__"] = self
+        ns["__name__"] = "__main__"  # as in a kernel
+        ns["get_ipython"] = ShellFactory(ns, self._where, lambda: run.cells_run)
         ns["display"] = display
         if self.uses_device:
-            ns[DEVICE] = device_value(device)
-        for cell in self._cells:
-            self._running = self.cell_filename(cell.index, cell.id)
-            code = self._compile(cell)
-            try:
-                if cell.assigns_device:
-                    exec(code, ns, PinnedDevice(ns, device))
-                else:
-                    exec(code, ns)
-            except Exception as e:
-                if not cell.expects_exception:
-                    raise
-                print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
-        self._running = ""
+            ns[DEVICE] = device_value(run.device)
+        config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
+        self._modules_before = set(sys.modules)
+        run.cursor, run.ran, run.cells_run = -1, set(), 0
 
-    def _compile(self, cell: SetupCode) -> Any:
-        """Compile a setup cell under its own name; IPython syntax is transformed first."""
-        filename = self.cell_filename(cell.index, cell.id)
-        lines = source_lines(cell.code)
-        linecache.cache[filename] = (len(cell.code), None, lines, filename)
+    def _put_aside(self, run: DeviceRun) -> None:
+        """Keep *run*'s names and process state aside; the process is the notebook's no more."""
+        new = set(sys.modules) - self._modules_before
+        run.own_modules.update(own_modules(self.notebook.parent, new))
+        run.names = dict(self.namespace)
+        run.process = ProcessState.capture()
+        forget(run.own_modules)
+        self._active = None
+
+    @contextlib.contextmanager
+    def _as_main(self) -> Iterator[None]:
+        """`__main__` is the notebook while its cells run, as in a kernel (pickle needs it)."""
+        module = sys.modules.get(self._base.get("__name__", ""))
+        if module is None or module.__dict__ is not self.namespace:
+            yield
+            return
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = module
         try:
-            return compile(cell.code, filename, "exec", dont_inherit=True)
-        except SyntaxError as error:
-            try:
-                python = to_python(cell.code)
-            except SyntaxError:
-                raise error from None
-            return compile(python.code, filename, "exec", dont_inherit=True)
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
-    def cell_filename(self, index: int, cell_id: str | None) -> str:
-        """How tracebacks name a setup cell: `nb.ipynb (setup cell 3, id 1a2b)`.
+    # -- where tests sit ---------------------------------------------------
+
+    def _device_of(self, item: pytest.Item, config: pytest.Config) -> str:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and DEVICE in callspec.params:
+            return str(callspec.params[DEVICE])
+        devices = settings_of(config).devices
+        for name in devices:
+            if not device_unavailable(name):
+                return name
+        reasons = "; ".join(f"{d}: {device_unavailable(d)}" for d in devices)
+        pytest.skip(f"none of the devices is available ({reasons})")
+
+    def _position_of(self, item: pytest.Item) -> int:
+        """The index of the cell a test's function was written in."""
+        function = getattr(item, "function", None)
+        code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+        if code is None or code.co_filename != self.filename:
+            return END
+        test = self.layout.test_at(code.co_firstlineno)
+        return test.index if test is not None else END
+
+    def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
+        """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.
 
         No angle brackets: pytest hides frames of files named `<...>`, and these
         frames are the ones a reader needs to see.
         """
         ident = f", id {cell_id}" if cell_id else ""
-        return f"{self.display_path} (setup cell {index}{ident})"
+        return f"{self.display_path} ({kind} {index}{ident})"
+
+    def _where(self) -> str:
+        return self._running or self.display_path
 
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"
@@ -256,28 +417,28 @@ def device_value(name: str) -> Any:
 
 
 def device_unavailable(name: str) -> str:
-    """Why *name* cannot be used here, or "" when it can."""
+    """Why device *name* cannot be used here, or "" when it can."""
     if name == "cpu":
         return ""
     try:
         import torch
     except ImportError:
         return "torch is not installed"
-    if name == "meta":
+    kind, _, number = name.partition(":")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            return "torch.cuda.is_available() is False"
+        if number and int(number) >= torch.cuda.device_count():
+            return f"there are {torch.cuda.device_count()} CUDA devices"
         return ""
-    backend = getattr(torch, name, None) or getattr(torch.backends, name, None)
-    available = getattr(backend, "is_available", None)
-    if available is None:
-        return f"torch has no {name!r} backend"
-    return "" if available() else f"torch.{name}.is_available() is False"
+    if kind == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        available = mps is not None and mps.is_available()
+        return "" if available else "torch.backends.mps.is_available() is False"
+    return f"ntdd does not run tests on {name!r}"
 
 
 def _relative_to_cwd(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.relative_to(Path.cwd()))
     return str(path)
-
-
-def _shell_factory(ns: dict[str, Any], where: Any) -> Any:
-    shell = NotebookShell(ns, where)
-    return lambda: shell

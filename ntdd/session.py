@@ -4,29 +4,27 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Generator, Iterable, Iterator
-from dataclasses import dataclass
+import inspect
+import linecache
+import types
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ntdd import containment, markers, runtime
+from ntdd import containment, markers, timeout
 from ntdd.collect import NotebookModule
-from ntdd.locate import CellLocation, failure_location, locate
+from ntdd.isolation import ProcessState
+from ntdd.locate import CellLocation
 from ntdd.model import Cell
 from ntdd.regions import parse_header
+from ntdd.runtime import device_unavailable
+from ntdd.settings import BASELINE, SETTINGS, Settings, counts_of
 from ntdd.timeout import Deadline
 
 _deadline_key = pytest.StashKey[Deadline]()
 _cell_key = pytest.StashKey["CellLocation | None"]()
-
-
-@dataclass(frozen=True)
-class Settings:
-    enabled: bool = False
-    devices: tuple[str, ...] | None = None
-    timeout: float | None = None
 
 
 class NtddSession:
@@ -37,12 +35,7 @@ class NtddSession:
         self.settings = settings
         self.deduplicated: list[tuple[Path, Path]] = []
         self.unreadable = 0  # notebooks that failed to collect
-        self._devices_before = runtime.DEVICES
-        if settings.devices:
-            runtime.DEVICES = settings.devices
-
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        runtime.DEVICES = self._devices_before
+        config.stash[SETTINGS] = settings
 
     # -- collection ------------------------------------------------------
 
@@ -95,9 +88,10 @@ class NtddSession:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """Tests of a notebook run grouped by device, so setup runs once per device;
-        with nbval beside it, nbval leaves the `# TEST` cells to ntdd."""
-        items[:] = _grouped_by_device(items)
+        """Tests of a notebook run in notebook order, device by device, so that its
+        cells run once per device; with nbval beside it, nbval leaves the `# TEST`
+        cells to ntdd."""
+        items[:] = _in_notebook_order(items, self.settings.devices)
         if not self.settings.enabled:
             return  # without --ntdd nothing runs the `# TEST` cells but nbval
         for item in items:
@@ -129,11 +123,35 @@ class NtddSession:
 
     # -- running ---------------------------------------------------------
 
-    def pytest_sessionstart(self) -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Note the process as it starts: every notebook starts from this state."""
+        session.config.stash[BASELINE] = ProcessState.capture()
         containment.watch_ctrl_c()
+        timeout.install_wakeup()
 
     def pytest_sessionfinish(self) -> None:
         containment.unwatch_ctrl_c()
+        timeout.uninstall_wakeup()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """An `async def` test of a notebook awaits on the notebook's event loop."""
+        module = _notebook_module(pyfuncitem)
+        function = pyfuncitem.obj
+        if module is None or not inspect.iscoroutinefunction(function):
+            return None
+        info = pyfuncitem._fixtureinfo  # the arguments pytest itself would pass
+        arguments = {name: pyfuncitem.funcargs[name] for name in info.argnames}
+        module.__ntdd__.run_coroutine(function, arguments)
+        return True
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        counts = counts_of(self.config)
+        if counts.replays:
+            terminalreporter.write_line(
+                f"ntdd: {counts.replays} test(s) ran out of notebook order; their notebook "
+                "was run again from its start for each"
+            )
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -233,15 +251,18 @@ def _test_cell(item: pytest.Item) -> CellLocation | None:
         return item.stash[_cell_key]
     module = _notebook_module(item)
     function = getattr(item, "function", None)
-    code = getattr(function, "__code__", None)
-    where = locate(module, code.co_firstlineno) if module is not None and code else None
+    code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+    where = None
+    if module is not None and code is not None:
+        runtime = module.__ntdd__
+        where = runtime.layout.locate(code.co_firstlineno, runtime.display_path)
     item.stash[_cell_key] = where
     return where
 
 
 def _add_note(error: BaseException, item: pytest.Item) -> None:
     module = _notebook_module(item)
-    where = failure_location(module, error.__traceback__) if module is not None else None
+    where = _failure_location(module, error.__traceback__) if module is not None else None
     if where is None:
         return
     note = f"in notebook {where.describe()}"
@@ -255,6 +276,22 @@ def _add_note(error: BaseException, item: pytest.Item) -> None:
         notes.append(note)
 
 
+def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocation | None:
+    """The deepest frame of *tb* that runs a line of one of *module*'s test cells."""
+    runtime = module.__ntdd__
+    found: CellLocation | None = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == runtime.filename:
+            found = runtime.layout.locate(tb.tb_lineno, runtime.display_path) or found
+        elif filename in runtime.cell_files:  # a test cell run as notebook code
+            index, cell_id = runtime.cell_files[filename]
+            text = linecache.getline(filename, tb.tb_lineno).strip()
+            found = CellLocation(runtime.display_path, index, cell_id, tb.tb_lineno, "", text)
+        tb = tb.tb_next
+    return found
+
+
 def _description(item: pytest.Item, where: CellLocation) -> str:
     doc = getattr(getattr(item, "function", None), "__doc__", None)
     if isinstance(doc, str) and doc.strip():
@@ -262,15 +299,19 @@ def _description(item: pytest.Item, where: CellLocation) -> str:
     return where.title
 
 
-def _grouped_by_device(items: list[pytest.Item]) -> list[pytest.Item]:
-    """Within each generated module, order tests by device (stable otherwise)."""
+def _in_notebook_order(items: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:
+    """Within each generated module, tests in notebook order, device by device.
+
+    Other items, and the order of modules, are left as they are. A module's
+    lines are in notebook order, so a test's line gives its place.
+    """
     out: list[pytest.Item] = []
     block: list[pytest.Item] = []
     current: Any = None
     for item in [*items, None]:
         module = _notebook_module(item) if item is not None else None
         if module is not current or module is None:
-            out.extend(_sort_block(block, current))
+            out.extend(_sort_block(block, devices))
             block = []
             current = module
         if item is None:
@@ -282,15 +323,18 @@ def _grouped_by_device(items: list[pytest.Item]) -> list[pytest.Item]:
     return out
 
 
-def _sort_block(block: Iterable[pytest.Item], module: Any) -> list[pytest.Item]:
-    if module is None:
-        return list(block)
-    devices = list(module.__ntdd__.devices)
+def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:
+    if not block:
+        return block
+    available = next((i for i, d in enumerate(devices) if not device_unavailable(d)), 0)
 
-    def order(item: pytest.Item) -> int:
+    def order(item: pytest.Item) -> tuple[int, int]:
         callspec = getattr(item, "callspec", None)
         device = callspec.params.get("device") if callspec is not None else None
-        return devices.index(device) if device in devices else 0
+        rank = devices.index(device) if device in devices else available
+        function = getattr(item, "function", None)
+        code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+        return rank, code.co_firstlineno if code is not None else 0
 
     return sorted(block, key=order)
 

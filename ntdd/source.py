@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import contextlib
+import inspect
 import io
 import tokenize
 import warnings
@@ -155,20 +156,70 @@ def continuation_lines(code: str) -> set[int]:
     return inside
 
 
-def function_body_problem(code: str) -> str | None:
-    """Why *code*, valid at module level, cannot be a function's body; None if it can.
+def jupyter_syntax_error(code: str) -> SyntaxError | None:
+    """The SyntaxError a kernel raises for *code* as a cell, None when it runs.
 
-    `from m import *` and `from __future__` imports are module-level only.
+    The parser accepts some code that the compiler refuses at the top level of
+    a cell (`return`, `yield`, `nonlocal`); top-level `await` is allowed, as
+    IPython's autoawait allows it.
     """
-    prefix = indent_prefix(code)
     try:
-        body = f"def _ntdd_body():\n{indent(code, prefix)}\n{prefix}pass\n"
         with quiet_syntax_warnings():
-            compile(body, "<cell>", "exec", dont_inherit=True)
+            compile(code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except SyntaxError as e:
-        line = f"line {e.lineno - 1}: " if e.lineno and e.lineno > 1 else ""
-        return f"cannot run inside a test function: {line}{e.msg}"
+        return e
     return None
+
+
+def awaits(code: str) -> bool:
+    """Whether a cell awaits at its top level (`await`, `async for`, `async with`)."""
+    with quiet_syntax_warnings():
+        compiled = compile(
+            code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+        )
+    return bool(compiled.co_flags & inspect.CO_COROUTINE)
+
+
+def module_only(tree: ast.Module) -> str | None:
+    """Why a cell means something else inside a function than at the top level; None if not.
+
+    Such a cell cannot become a test function's body: a star import and a
+    `from __future__` import are refused there, an annotated name cannot be
+    declared global, and `locals()`, `vars()`, `dir()` and one-argument
+    `exec`/`eval` see the function's names, not the notebook's.
+    """
+    for node in _module_level_nodes(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            return f"line {node.lineno}: a `from __future__` import"
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return f"line {node.lineno}: `from {node.module} import *`"
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            return f"line {node.lineno}: the annotated name {node.target.id!r}"
+        if isinstance(node, ast.Call) and _reads_the_scope(node):
+            assert isinstance(node.func, ast.Name)
+            return f"line {node.lineno}: `{node.func.id}()` reads the cell's own scope"
+    return None
+
+
+def _reads_the_scope(call: ast.Call) -> bool:
+    if not isinstance(call.func, ast.Name):
+        return False
+    name, given = call.func.id, len(call.args) + len(call.keywords)
+    return (name in ("locals", "vars", "dir") and given == 0) or (
+        name in ("exec", "eval") and given == 1
+    )
+
+
+def docstring_end(tree: ast.Module) -> int:
+    """The last line of a cell's leading string (a wrapped cell's docstring), or 0."""
+    first = tree.body[0] if tree.body else None
+    if (
+        isinstance(first, ast.Expr)
+        and isinstance(first.value, ast.Constant)
+        and isinstance(first.value.value, str)
+    ):
+        return first.end_lineno or first.lineno
+    return 0
 
 
 def module_level_problem(tree: ast.Module) -> str | None:
@@ -223,18 +274,35 @@ def assigns_name(tree: ast.Module, name: str) -> bool:
     return name in bound_names(tree)
 
 
-def bound_names(tree: ast.Module) -> set[str]:
-    """Names bound at module level by the statements of *tree*."""
-    names: set[str] = set()
+def bound_names(tree: ast.Module) -> list[str]:
+    """Names the top level of *tree* binds in the module, in order of first binding.
+
+    Assignment targets, `for`/`with`/`except ... as` names, imports, `def` and
+    `class` names, `match` captures, and `:=` targets, including those inside
+    comprehensions, which bind in the enclosing scope.
+    """
+    names: dict[str, None] = {}
     for stmt in tree.body:
-        for node in _module_level_nodes(stmt, class_bodies=False):
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                names.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                names.update((a.asname or a.name).split(".")[0] for a in node.names)
-    return names
+        for node in _module_level_nodes(stmt, class_bodies=False, comprehensions=True):
+            for name in _binds(node):
+                names.setdefault(name, None)
+    return list(names)
+
+
+def _binds(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
 
 
 def import_time_free_names(tree: ast.Module) -> list[tuple[str, int]]:
@@ -253,15 +321,19 @@ def import_time_free_names(tree: ast.Module) -> list[tuple[str, int]]:
                 and node.id not in bound
             ):
                 free.append((node.id, node.lineno))
-        bound |= bound_names(ast.Module(body=[stmt], type_ignores=[]))
+        bound.update(bound_names(ast.Module(body=[stmt], type_ignores=[])))
     return free
 
 
-def _module_level_nodes(node: ast.AST, class_bodies: bool = True) -> Iterator[ast.AST]:
+def _module_level_nodes(
+    node: ast.AST, class_bodies: bool = True, comprehensions: bool = False
+) -> Iterator[ast.AST]:
     """Walk the parts of *node* that run at module level: not function bodies.
 
     Class bodies run at definition time too; *class_bodies* says whether to
-    enter them (their names bind in the class, not the module).
+    enter them (their names bind in the class, not the module). A
+    comprehension's own names are its own; *comprehensions* says whether to
+    walk it for the `:=` targets that bind outside it.
     """
     yield node
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -280,7 +352,10 @@ def _module_level_nodes(node: ast.AST, class_bodies: bool = True) -> Iterator[as
             children += node.body
     elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
         children = [node.generators[0].iter]
+        if comprehensions:
+            yield from (n.target for n in ast.walk(node) if isinstance(n, ast.NamedExpr))
+            children += [n.value for n in ast.walk(node) if isinstance(n, ast.NamedExpr)]
     else:
         children = list(ast.iter_child_nodes(node))
     for child in children:
-        yield from _module_level_nodes(child, class_bodies)
+        yield from _module_level_nodes(child, class_bodies, comprehensions)

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from ntdd import source
 from ntdd.errors import NtddError
 from ntdd.model import Mark
-from ntdd.render import EMPTY_BODY, MARKS_COMMENT, USES_DEVICE
+from ntdd.regions import CELL_CODE_NOTE, GLOBAL_NOTE, MARKS_COMMENT
+from ntdd.render import EMPTY_BODY, USES_DEVICE
 
 _DEF = re.compile(r"(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 _CUDA = '__ntdd__.needs("cuda")'
@@ -49,6 +50,9 @@ def _statements_region(lines: list[str]) -> CellEdit:
         raise NtddError("no `def test_...():` line in the region")
     marks = tuple(m for line in lines[:at] if (m := _mark_of_decorator(line)) is not None)
     body_lines, extra = _split_body(lines[at + 1 :])
+    if any(line.strip().startswith(CELL_CODE_NOTE) for line in body_lines):
+        return CellEdit(_cell_code(body_lines), marks)
+    body_lines = [line for line in body_lines if not line.rstrip().endswith(GLOBAL_NOTE)]
     prefix = "\t" if body_lines and body_lines[0].startswith("\t") else "    "
     body = source.dedent("\n".join(body_lines), prefix)
     body = "\n".join(line for line in body.split("\n") if line.strip() != EMPTY_BODY)
@@ -63,6 +67,20 @@ def _statements_region(lines: list[str]) -> CellEdit:
         else f"{first}\n{lines[at]}\n{prefix}pass"
     )
     return CellEdit(_trim(f"{wrapped}\n\n{extra}"), marks)
+
+
+def _cell_code(body_lines: list[str]) -> str:
+    """The cell of a test that runs as notebook code: the string it passes to `run_cell`."""
+    call = "\n".join(line for line in body_lines if not line.strip().startswith("#")).strip()
+    try:
+        node = ast.parse(call, mode="eval").body
+        assert isinstance(node, ast.Call) and len(node.args) == 3
+        code = ast.literal_eval(node.args[2])
+    except (SyntaxError, ValueError, AssertionError) as e:
+        raise NtddError("the region no longer calls `__ntdd__.run_cell(...)` with the cell") from e
+    if not isinstance(code, str):
+        raise NtddError("the cell passed to `__ntdd__.run_cell(...)` is not a string")
+    return _trim(code)
 
 
 def _split_body(lines: list[str]) -> tuple[list[str], str]:

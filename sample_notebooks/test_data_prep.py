@@ -2,15 +2,16 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: 5b9acf4a6e4d729e
+# ntdd-render: 108d982bc98d07d1
+# ntdd-frame: 994749bf26c68c3e
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 
-Setup cells run in notebook order, in this module's globals, before the
-first test that needs them: once per device, never once per test. Every test
-sees every setup cell, wherever its own cell sits in the notebook. The
-working directory is the notebook's folder while setup and tests run.
+The notebook's code cells follow in notebook order. Each test sees the
+notebook as Jupyter's Run All leaves it at the test's cell: every cell above
+it has run, none below. The cells run as the tests reach them, once per
+device; a test run out of order replays the notebook from its start. The
+working directory is the notebook's folder while its cells run.
 """
 
 # Formatters would make the module differ from what ntdd writes:
@@ -21,6 +22,32 @@ from ntdd.runtime import NotebookRuntime
 
 __ntdd__ = NotebookRuntime(globals(), notebook='data_prep.ipynb', uses_device=False)
 
+
+# %% ntdd fixtures
+def pytest_generate_tests(metafunc: pytest.Metafunc):
+    """Tests that use `device` run once per device of --ntdd-devices."""
+    __ntdd__.parametrize_devices(metafunc)
+
+
+@pytest.fixture(name="device", scope="module")
+def _ntdd_device(request: pytest.FixtureRequest):
+    """The device under test; the notebook runs once for each."""
+    return __ntdd__.device(request)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ntdd_module():
+    """Frees the notebook's state, and puts the process back, after its last test."""
+    yield
+    __ntdd__.release()
+
+
+@pytest.fixture(autouse=True)
+def _ntdd_test(request: pytest.FixtureRequest):
+    """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
+    yield from __ntdd__.test(request)
+
+
 # %% ntdd setup: cell 1, id 7e5d04ef
 __ntdd__.setup(1, '7e5d04ef', """\
 import csv
@@ -28,11 +55,13 @@ import statistics
 
 import numpy as np""")
 
+
 # %% ntdd setup: cell 2, id 7b69f05c
 __ntdd__.setup(2, '7b69f05c', """\
 with open("data/people.csv", newline="") as f:
     rows = list(csv.DictReader(f))
 len(rows)""")
+
 
 # %% ntdd setup: cell 4, id 89df59b2
 __ntdd__.setup(4, '89df59b2', """\
@@ -46,6 +75,7 @@ def fill_median(rows, column):
 ages = fill_median(rows, "age")
 heights = np.array(fill_median(rows, "height_cm"))""")
 
+
 # %% ntdd setup: cell 5, id 7ba250ab
 __ntdd__.setup(5, '7ba250ab', """\
 def zscore(values):
@@ -55,26 +85,6 @@ def zscore(values):
 
 height_z = zscore(heights)
 height_z.round(2)""")
-
-
-# %% ntdd fixtures
-@pytest.fixture(name="device", scope="module", params=__ntdd__.devices)
-def _ntdd_device(request: pytest.FixtureRequest):
-    """The device under test; setup runs once for each."""
-    return __ntdd__.device(request.param)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _ntdd_module():
-    """Frees the notebook's state when the module's last test has run."""
-    yield
-    __ntdd__.release()
-
-
-@pytest.fixture(autouse=True)
-def _ntdd_test(request: pytest.FixtureRequest):
-    """Runs each test in the notebook's folder, after the setup for its device."""
-    yield from __ntdd__.test(request)
 
 
 # %% ntdd test: cell 7, id f2dbd777, sha b974d4f001bf

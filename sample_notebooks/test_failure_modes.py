@@ -2,15 +2,16 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:50fc73ff5080f9693929924a810b54044002648209d617b57aa102f91e38d789
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: 464b2fefe0060093
+# ntdd-render: 108d982bc98d07d1
+# ntdd-frame: 3c962cdd512f0109
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
-Setup cells run in notebook order, in this module's globals, before the
-first test that needs them: once per device, never once per test. Every test
-sees every setup cell, wherever its own cell sits in the notebook. The
-working directory is the notebook's folder while setup and tests run.
+The notebook's code cells follow in notebook order. Each test sees the
+notebook as Jupyter's Run All leaves it at the test's cell: every cell above
+it has run, none below. The cells run as the tests reach them, once per
+device; a test run out of order replays the notebook from its start. The
+working directory is the notebook's folder while its cells run.
 """
 
 # Formatters would make the module differ from what ntdd writes:
@@ -21,6 +22,32 @@ from ntdd.runtime import NotebookRuntime
 
 __ntdd__ = NotebookRuntime(globals(), notebook='failure_modes.ipynb', uses_device=True)
 
+
+# %% ntdd fixtures
+def pytest_generate_tests(metafunc: pytest.Metafunc):
+    """Tests that use `device` run once per device of --ntdd-devices."""
+    __ntdd__.parametrize_devices(metafunc)
+
+
+@pytest.fixture(name="device", scope="module")
+def _ntdd_device(request: pytest.FixtureRequest):
+    """The device under test; the notebook runs once for each."""
+    return __ntdd__.device(request)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ntdd_module():
+    """Frees the notebook's state, and puts the process back, after its last test."""
+    yield
+    __ntdd__.release()
+
+
+@pytest.fixture(autouse=True)
+def _ntdd_test(request: pytest.FixtureRequest):
+    """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
+    yield from __ntdd__.test(request)
+
+
 # %% ntdd setup: cell 1, id 9deae2d9
 __ntdd__.setup(1, '9deae2d9', """\
 import torch
@@ -28,6 +55,7 @@ from torch import nn
 
 torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")""", assigns_device=True)
+
 
 # %% ntdd setup: cell 2, id a17002f7
 __ntdd__.setup(2, 'a17002f7', '''\
@@ -50,31 +78,13 @@ model = Scorer().to(device)
 x = torch.randn(32, 8, device=device)
 target = torch.randn(32, device=device)''')
 
+
 # %% ntdd skipped: cell 3, id 95b5c0e3
 # not run under test: # NTDD: skip
 
+
 # %% ntdd setup: cell 4, id a9321616
 __ntdd__.setup(4, 'a9321616', 'model.eval()  # ready for inference')
-
-
-# %% ntdd fixtures
-@pytest.fixture(name="device", scope="module", params=__ntdd__.devices)
-def _ntdd_device(request: pytest.FixtureRequest):
-    """The device under test; setup runs once for each."""
-    return __ntdd__.device(request.param)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _ntdd_module():
-    """Frees the notebook's state when the module's last test has run."""
-    yield
-    __ntdd__.release()
-
-
-@pytest.fixture(autouse=True)
-def _ntdd_test(request: pytest.FixtureRequest):
-    """Runs each test in the notebook's folder, after the setup for its device."""
-    yield from __ntdd__.test(request)
 
 
 # %% ntdd test: cell 6, id 08192f61, sha 62353e7f2db6
@@ -89,8 +99,9 @@ def test_scores_are_float32():
     assert model(x).dtype == torch.float32
 
 
-# %% ntdd test: cell 8, id ce48cea2, sha facd5b85b2f7
+# %% ntdd test: cell 8, id ce48cea2, sha e674d9403a71
 def test_the_loss_reaches_every_parameter():
+    global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: the loss reaches every parameter
     loss = nn.functional.mse_loss(model(x), target)
     assert loss.grad_fn is not None
@@ -121,8 +132,9 @@ def test_model_and_inputs_share_a_device(device):
     assert model(x).device.type == device.type
 
 
-# %% ntdd test: cell 11, id 1065cff6, sha f9d97b0f7058
+# %% ntdd test: cell 11, id 1065cff6, sha 2764ffb0b787
 def test_ready_for_inference_checked_with_ntdd_torch():
+    global assert_mode, assert_same_device, assert_shape, assert_state_complete  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: ready for inference, checked with ntdd.torch
     from ntdd.torch import assert_mode, assert_same_device, assert_shape, assert_state_complete
 
@@ -132,9 +144,10 @@ def test_ready_for_inference_checked_with_ntdd_torch():
     assert_state_complete(model)
 
 
-# %% ntdd test: cell 12, id 5dc29480, sha 62cd723fb845
+# %% ntdd test: cell 12, id 5dc29480, sha 2b3130c41640
 @pytest.mark.xfail(reason='detach() returns a tensor with no grad_fn: no gradient flows back through it')
 def test_detach_cuts_the_graph():
+    global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: detach cuts the graph @xfail("detach() returns a tensor with no grad_fn: no gradient flows back through it")
     loss = nn.functional.mse_loss(model(x).detach(), target)
     assert loss.grad_fn is not None

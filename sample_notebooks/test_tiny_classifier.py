@@ -2,15 +2,16 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: cc288e951c4c40f4
+# ntdd-render: 108d982bc98d07d1
+# ntdd-frame: 4abef0434ab78fb3
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 
-Setup cells run in notebook order, in this module's globals, before the
-first test that needs them: once per device, never once per test. Every test
-sees every setup cell, wherever its own cell sits in the notebook. The
-working directory is the notebook's folder while setup and tests run.
+The notebook's code cells follow in notebook order. Each test sees the
+notebook as Jupyter's Run All leaves it at the test's cell: every cell above
+it has run, none below. The cells run as the tests reach them, once per
+device; a test run out of order replays the notebook from its start. The
+working directory is the notebook's folder while its cells run.
 """
 
 # Formatters would make the module differ from what ntdd writes:
@@ -21,6 +22,32 @@ from ntdd.runtime import NotebookRuntime
 
 __ntdd__ = NotebookRuntime(globals(), notebook='tiny_classifier.ipynb', uses_device=True)
 
+
+# %% ntdd fixtures
+def pytest_generate_tests(metafunc: pytest.Metafunc):
+    """Tests that use `device` run once per device of --ntdd-devices."""
+    __ntdd__.parametrize_devices(metafunc)
+
+
+@pytest.fixture(name="device", scope="module")
+def _ntdd_device(request: pytest.FixtureRequest):
+    """The device under test; the notebook runs once for each."""
+    return __ntdd__.device(request)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _ntdd_module():
+    """Frees the notebook's state, and puts the process back, after its last test."""
+    yield
+    __ntdd__.release()
+
+
+@pytest.fixture(autouse=True)
+def _ntdd_test(request: pytest.FixtureRequest):
+    """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
+    yield from __ntdd__.test(request)
+
+
 # %% ntdd setup: cell 1, id 2d3a2959
 __ntdd__.setup(1, '2d3a2959', """\
 import torch
@@ -29,6 +56,7 @@ from torch import nn
 torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")""", assigns_device=True)
 
+
 # %% ntdd setup: cell 3, id 74220c3c
 __ntdd__.setup(3, '74220c3c', """\
 n = 256
@@ -36,6 +64,7 @@ X = torch.cat([torch.randn(n // 2, 2) + 2, torch.randn(n // 2, 2) - 2])
 y = torch.cat([torch.zeros(n // 2), torch.ones(n // 2)]).long()
 X, y = X.to(device), y.to(device)
 X.shape, y.shape""")
+
 
 # %% ntdd setup: cell 5, id 66e84160
 __ntdd__.setup(5, '66e84160', '''\
@@ -52,6 +81,7 @@ class TinyClassifier(nn.Module):
 
 model = TinyClassifier().to(device)
 model''')
+
 
 # %% ntdd setup: cell 7, id bd575141
 __ntdd__.setup(7, 'bd575141', """\
@@ -70,28 +100,9 @@ final_loss = train(model, X, y)
 print(f"final loss {final_loss:.4f}")""")
 
 
-# %% ntdd fixtures
-@pytest.fixture(name="device", scope="module", params=__ntdd__.devices)
-def _ntdd_device(request: pytest.FixtureRequest):
-    """The device under test; setup runs once for each."""
-    return __ntdd__.device(request.param)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _ntdd_module():
-    """Frees the notebook's state when the module's last test has run."""
-    yield
-    __ntdd__.release()
-
-
-@pytest.fixture(autouse=True)
-def _ntdd_test(request: pytest.FixtureRequest):
-    """Runs each test in the notebook's folder, after the setup for its device."""
-    yield from __ntdd__.test(request)
-
-
-# %% ntdd test: cell 9, id 628e6345, sha 2028960c399c
+# %% ntdd test: cell 9, id 628e6345, sha b912b57950ed
 def test_one_logit_per_class():
+    global logits  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: one logit per class
     logits = model(X)
     assert logits.shape == (len(X), 2)
@@ -111,9 +122,10 @@ def test_training_separates_the_blobs():
     assert accuracy > 0.95
 
 
-# %% ntdd test: cell 11, id cc609803, sha 06311b973e07
+# %% ntdd test: cell 11, id cc609803, sha 3ca563e0726f
 @pytest.mark.usefixtures("device")
 def test_a_fresh_model_learns():
+    global fresh, before, after  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: a fresh model learns
     fresh = TinyClassifier().to(device)
     before = nn.CrossEntropyLoss()(fresh(X), y).item()

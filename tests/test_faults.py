@@ -5,12 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import weakref
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, write_notebook
 
-from ntdd import runtime
 from ntdd.cli import main
 from ntdd.faults import FAULTS, NotApplicable
 
@@ -107,7 +107,6 @@ def test_a_run_leaves_no_state_behind_and_changes_no_file(
     cwd = os.getcwd()
     main(["faults", str(shape_only)])
     assert {p: sha(p) for p in shape_only.parent.iterdir()} == before
-    assert runtime.AFTER_SETUP == []
     assert os.getcwd() == cwd
 
 
@@ -141,14 +140,14 @@ def namespace() -> dict[str, object]:
 
 def test_shape_fault_reshapes_every_input() -> None:
     ns = namespace()
-    FAULTS["shape"].inject(ns)
+    FAULTS["shape"].inject(ns, weakref.WeakSet())
     assert ns["x"].shape == (4, 6)
     assert ns["labels"].shape == (6, 1)
 
 
 def test_dtype_fault_casts_floating_inputs_only() -> None:
     ns = namespace()
-    FAULTS["dtype"].inject(ns)
+    FAULTS["dtype"].inject(ns, weakref.WeakSet())
     assert ns["x"].dtype == torch.float64
     assert ns["labels"].dtype == torch.int64
     assert next(ns["model"].parameters()).dtype == torch.float32
@@ -156,26 +155,26 @@ def test_dtype_fault_casts_floating_inputs_only() -> None:
 
 def test_device_fault_moves_inputs_off_the_models_device() -> None:
     ns = namespace()
-    FAULTS["device"].inject(ns)
+    FAULTS["device"].inject(ns, weakref.WeakSet())
     assert ns["x"].device.type == "meta"
 
 
 def test_detached_fault_cuts_the_graph() -> None:
     ns = namespace()
-    FAULTS["detached"].inject(ns)
+    FAULTS["detached"].inject(ns, weakref.WeakSet())
     assert not any(p.requires_grad for p in ns["model"].parameters())
 
 
 def test_mode_fault_flips_the_mode() -> None:
     ns = namespace()
-    FAULTS["mode"].inject(ns)
+    FAULTS["mode"].inject(ns, weakref.WeakSet())
     assert ns["model"].training
 
 
 def test_unregistered_fault_hides_a_parameter_from_the_state_dict() -> None:
     ns = namespace()
     keys = set(ns["model"].state_dict())
-    FAULTS["unregistered"].inject(ns)
+    FAULTS["unregistered"].inject(ns, weakref.WeakSet())
     assert keys - set(ns["model"].state_dict()) == {"0.weight"}
     assert isinstance(ns["model"][0].weight, torch.Tensor)
     assert ns["model"](torch.randn(2, 4)).shape == (2, 1)  # it still runs
@@ -184,4 +183,4 @@ def test_unregistered_fault_hides_a_parameter_from_the_state_dict() -> None:
 def test_faults_with_nothing_to_change_say_why() -> None:
     for name in FAULTS:
         with pytest.raises(NotApplicable):
-            FAULTS[name].inject({"torch": torch, "n": 3})
+            FAULTS[name].inject({"torch": torch, "n": 3}, weakref.WeakSet())

@@ -11,8 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from ntdd import source
 from ntdd.export import module_path
-from ntdd.model import Cell, Notebook
+from ntdd.model import Cell, Notebook, TestCell, TestKind
 from ntdd.names import NameRegistry, identifier_from_title
 from ntdd.plan import make_plan
 from ntdd.regions import parse_regions
@@ -86,8 +87,22 @@ def notebook(*sources: str) -> Notebook:
     return Notebook(Path("/nb/hostile.ipynb"), cells)
 
 
-def function_named(module: ast.Module, name: str) -> ast.FunctionDef:
-    return next(n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == name)
+def function_named(module: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
+    return next(
+        n
+        for n in module.body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+    )
+
+
+def cell_body(text: str, test: TestCell) -> list[ast.stmt]:
+    """The statements a wrapped cell became, less the `global` line ntdd adds."""
+    body = function_named(ast.parse(text), test.names[0]).body
+    if test.assigned:
+        added = body[1 if source.docstring_end(ast.parse(test.code)) else 0]
+        assert isinstance(added, ast.Global) and added.names == list(test.assigned)
+        body = [statement for statement in body if statement is not added]
+    return body
 
 
 @SETTINGS
@@ -96,8 +111,12 @@ def test_a_wrapped_cell_keeps_its_exact_ast(source: str) -> None:
     cell = "# TEST: hostile\n" + source
     plan = make_plan(notebook("x = 1", cell))
     text = render_module(plan)
-    body = function_named(ast.parse(text), plan.tests[0].names[0]).body
-    assert same_body(body, cell)
+    if plan.tests[0].kind is TestKind.CELL:
+        call = function_named(ast.parse(text), plan.tests[0].names[0]).body[0]
+        assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
+        assert ast.literal_eval(call.value.args[2]) == normalize_newlines(cell)
+        return
+    assert same_body(cell_body(text, plan.tests[0]), cell)
 
 
 def same_body(body: list[ast.stmt], cell: str) -> bool:
@@ -126,10 +145,10 @@ def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None
     module = ast.parse(text)
     first, second = plan.tests
     assert second.problem == ""  # one cell's trouble never spills over
-    if first.problem:
-        return  # a cell that cannot be a function body fails alone, as a test
-    body = function_named(module, first.names[0]).body
-    assert same_body(body, "# TEST: any\n" + source)
+    assert module.body
+    if first.kind is not TestKind.STATEMENTS:
+        return  # a cell that cannot be a function body runs as a cell, or fails alone
+    assert same_body(cell_body(text, first), "# TEST: any\n" + source)
 
 
 # -- names ------------------------------------------------------------------------

@@ -51,7 +51,9 @@ def test_hostile_test_cells_are_carried_over_exactly(tmp_path: Path, body: str) 
     test = next(
         n for n in module.body if isinstance(n, ast.FunctionDef) and n.name == "test_hostile"
     )
-    assert ast.dump(ast.Module(body=test.body, type_ignores=[])) == ast.dump(ast.parse(source))
+    declared, *body = test.body  # the cell's names, declared global so they land in the notebook
+    assert isinstance(declared, ast.Global)
+    assert ast.dump(ast.Module(body=body, type_ignores=[])) == ast.dump(ast.parse(source))
 
 
 @pytest.mark.parametrize("body", HOSTILE_CELLS)
@@ -118,14 +120,15 @@ def test_a_cell_of_only_comments_is_an_empty_test(tmp_path: Path) -> None:
 def test_a_template_of_ones_own_is_used(tmp_path: Path) -> None:
     template = tmp_path / "mine.py.j2"
     template.write_text(
-        '{% include "_header.py.j2" %}\n# my own layout, {{ tests | length }} tests\n'
+        '{% include "_header.py.j2" %}\n# my own layout, {{ cells | length }} cells\n'
         "import pytest\nfrom ntdd.runtime import NotebookRuntime\n"
         "__ntdd__ = NotebookRuntime(globals(), notebook={{ notebook_relpath | pystr }})\n"
-        '{% for test in tests %}\n\n{% include "_test.py.j2" %}\n{% endfor %}\n'
+        '{% for test in cells if test.kind == "test" %}\n\n{% include "_test.py.j2" %}\n'
+        "{% endfor %}\n"
     )
     nb = write_notebook(tmp_path / "nb.ipynb", ["# TEST\nassert True"])
     text = render_module(make_plan(read_notebook(nb)), template=template)
-    assert "# my own layout, 1 tests" in text
+    assert "# my own layout, 1 cells" in text
 
 
 @pytest.mark.parametrize(

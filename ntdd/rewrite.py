@@ -1,0 +1,30 @@
+"""Compiling notebook code with pytest's assertion rewriting.
+
+pytest's rewriter is private API; this module is its one user, so that a
+bare `assert` in a notebook fails with pytest's usual introspection whether
+it runs in an in-memory module or in a cell run as notebook code.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+
+import pytest
+
+from ntdd.source import quiet_syntax_warnings
+
+
+def compile_rewritten(
+    source: str, filename: str, config: pytest.Config | None, flags: int = 0
+) -> types.CodeType:
+    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`."""
+    with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
+        tree = ast.parse(source, filename)
+    if config is not None and config.getoption("assertmode", "rewrite") != "plain":
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(tree, source.encode("utf-8", "surrogatepass"), filename, config)
+    with quiet_syntax_warnings():
+        code: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+    return code

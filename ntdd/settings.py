@@ -1,0 +1,65 @@
+"""What a pytest session tells the notebooks it runs: settings, baselines, counters.
+
+Everything here travels in `config.stash`, under the keys below: the plugin
+puts it there from the command line and configuration, and a generated
+module's runtime reads it through `request.config`. A module run without the
+plugin (autoloading switched off) gets the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import pytest
+
+from ntdd.isolation import ProcessState
+
+DEFAULT_DEVICES = ("cpu", "cuda")
+DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The options of `pytest --ntdd`, resolved: command line, ini, `[tool.ntdd]`."""
+
+    enabled: bool = False
+    devices: tuple[str, ...] = DEFAULT_DEVICES
+    timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
+
+
+@dataclass
+class RunCounts:
+    """What the runtimes did in this session, for the terminal summary."""
+
+    replays: int = 0  # times a notebook was run again from its start
+    replayed_tests: list[str] = field(default_factory=list)
+
+
+class Injection(Protocol):
+    """Something that changes a notebook's namespace as a test reaches its cell.
+
+    `ntdd faults` injects its faults this way; *namespace* is the notebook's
+    state for *device*, at the cell the test sits at.
+    """
+
+    def apply(self, namespace: dict[str, Any], device: str) -> None: ...
+
+
+SETTINGS = pytest.StashKey[Settings]()
+COUNTS = pytest.StashKey[RunCounts]()
+INJECTION = pytest.StashKey[Injection]()
+#: The process state the session started with: every notebook starts from it.
+BASELINE = pytest.StashKey[ProcessState]()
+
+
+def settings_of(config: pytest.Config) -> Settings:
+    return config.stash.get(SETTINGS, None) or Settings()
+
+
+def counts_of(config: pytest.Config) -> RunCounts:
+    return config.stash.setdefault(COUNTS, RunCounts())
+
+
+def injection_of(config: pytest.Config) -> Injection | None:
+    return config.stash.get(INJECTION, None)
