@@ -70,8 +70,7 @@ def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCel
     except SyntaxError as e:
         warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
         return SetupCell(cell, source.normalize_newlines(cell.source))
-    for magic in unsupported(python.magics):
-        warnings.append(f"{where}: magic {magic!r} will be dropped under test")
+    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
     return SetupCell(
         cell,
         source.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
@@ -104,8 +103,7 @@ def _test_cell(
         python = source.to_python(cell.source)
     except SyntaxError as e:
         return _broken(cell, registry, marker.title, _describe(e), warnings, where)
-    for magic in unsupported(python.magics):
-        warnings.append(f"{where}: magic {magic!r} will be dropped under test")
+    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
     functions = source.test_functions(python.tree)
     if error := source.jupyter_syntax_error(python.code):
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)

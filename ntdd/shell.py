@@ -26,6 +26,10 @@ class NtddWarning(UserWarning):
     """Something in a notebook that ntdd could not do as a kernel would."""
 
 
+class UsageError(Exception):
+    """A magic IPython itself does not know: a kernel stops the cell there, and so does ntdd."""
+
+
 # Magics that only shape a front-end's display or an editing session.
 DISPLAY_ONLY = frozenset(
     {
@@ -51,8 +55,17 @@ _ESCAPES = frozenset({"system", "getoutput"})  # `!cmd` and `x = !cmd`
 
 
 def unsupported(names: tuple[str, ...]) -> list[str]:
-    """The magics among *names* that ntdd drops rather than runs."""
-    return [n for n in names if n not in RUNNABLE | DISPLAY_ONLY | _ESCAPES]
+    """What to say about the magics among *names* that ntdd does not run."""
+    notes = []
+    for name in names:
+        if name.startswith("%"):
+            notes.append(
+                f"`%{name}` is not on the cell's first line, so it is no cell magic: "
+                "the cell stops there with a UsageError, as in a kernel"
+            )
+        elif name not in RUNNABLE | DISPLAY_ONLY | _ESCAPES:
+            notes.append(f"magic {name!r} will be dropped under test")
+    return notes
 
 
 class NotebookShell:
@@ -126,6 +139,11 @@ class NotebookShell:
         return self.run_line_magic(name, line)
 
     def _find(self, kind: str, name: str, what: str) -> Callable[..., Any] | None:
+        if name.startswith("%"):
+            raise UsageError(
+                f"{self._where()}: Line magic function `%{name}` not found "
+                "(a cell magic runs only on the first line of its cell)"
+            )
         if name in DISPLAY_ONLY:
             return None
         magic = self._magics.get((kind, name)) if name in RUNNABLE else None

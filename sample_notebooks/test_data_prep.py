@@ -2,8 +2,8 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
-# ntdd-render: 108d982bc98d07d1
-# ntdd-frame: 994749bf26c68c3e
+# ntdd-render: 43efb49f21afdce8
+# ntdd-frame: fb0a716a8d80a59c
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,18 @@ from ntdd.cli import main as ntdd_main
 from ntdd.export import module_path
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
+# The notebooks here are tiny; torch's thread pools only fight each other when
+# xdist workers and kernels share two cores (a 3 s cell took 90 s that way).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 if HAVE_TORCH:
     # pytester's in-process runs drop modules imported during a run; torch
-    # cannot be imported twice in one process, so it is imported up front.
-    import torch  # noqa: F401
+    # cannot be imported twice in one process, so it is imported up front,
+    # and so are the hundreds of modules its first optimizer step imports.
+    import torch
+
+    _weight = torch.nn.Parameter(torch.zeros(1))
+    _weight.sum().backward()
+    torch.optim.SGD([_weight], lr=0.1).step()
 
 # The same goes for plugins that pytest loads in every in-process run: held
 # here, they are imported once instead of once per run.

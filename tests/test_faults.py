@@ -184,3 +184,24 @@ def test_faults_with_nothing_to_change_say_why() -> None:
     for name in FAULTS:
         with pytest.raises(NotApplicable):
             FAULTS[name].inject({"torch": torch, "n": 3}, weakref.WeakSet())
+
+
+def test_each_fault_starts_from_a_clean_state_even_in_a_helper_module(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fault that changes a model living in an imported module must not reach the next run."""
+    (tmp_path / "helpers.py").write_text(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1)).eval()\n"
+    )
+    path = write_notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "import torch\nfrom helpers import model\nx = torch.randn(16, 4)",
+            "# TEST: still in eval mode\nassert not model.training",
+        ],
+    )
+    code, report = run_json(path, capsys, "--faults", "mode,detached")
+    verdicts = {f["name"]: f["caught"] for f in report["faults"]}
+    assert verdicts == {"mode": True, "detached": False}
+    assert code == 1

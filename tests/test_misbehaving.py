@@ -146,3 +146,65 @@ def test_the_default_timeout_is_documented_and_can_be_switched_off(
     run(pytester, "--ntdd-timeout", "0", "nb.ipynb").assert_outcomes(passed=1)
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(["*--ntdd-timeout=SECONDS*", "*default 600, 0 for none*"])
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "while True:\n    try:\n        time.sleep(0.05)\n    except Exception:\n        pass",
+        "import signal\nsignal.alarm(0)\nsignal.setitimer(signal.ITIMER_REAL, 0)\ntime.sleep(30)",
+    ],
+    ids=["swallowed by except Exception", "disarmed by signal.alarm(0)"],
+)
+def test_a_timeout_holds_whatever_the_cell_does(
+    notebook: Any, pytester: pytest.Pytester, cell: str
+) -> None:
+    notebook(["import time", f"# TEST: stubborn\n{cell}", "# TEST: next\nassert True"])
+    result = run(pytester, "--ntdd-timeout", "0.5", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*timed out after 0.5 s*"])
+
+
+def test_a_timeout_is_not_an_exception_a_cell_may_raise_as_marked(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    from conftest import code
+
+    notebook(
+        [
+            code("import time\ntime.sleep(30)", tags=["raises-exception"]),
+            "# TEST: after\nassert True",
+        ]
+    )
+    result = run(pytester, "--ntdd-timeout", "0.5", "nb.ipynb")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*raised NtddTimeout*"])
+    result.stdout.no_fnmatch_line("*as marked*")
+
+
+def test_a_timeout_waits_for_an_import_under_way(notebook: Any, pytester: pytest.Pytester) -> None:
+    """An exception in the middle of an import would leave a half-made module behind."""
+    (pytester.path / "slow_module.py").write_text(
+        "import time\nfor _ in range(20):\n    time.sleep(0.05)\nCOMPLETE = True\n"
+    )
+    notebook(
+        [
+            "# TEST: imports slowly\nimport slow_module\nimport time\ntime.sleep(30)",
+            "# TEST: finds it whole\nassert slow_module.COMPLETE",
+        ]
+    )
+    result = run(pytester, "--ntdd-timeout", "0.3", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*test_imports_slowly*timed out after 0.3 s*"])
+
+
+@pytest.mark.parametrize("mark", ["@timeout('soon')", "@timeout(-1)", "@timeout"])
+def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
+    notebook: Any, pytester: pytest.Pytester, mark: str
+) -> None:
+    notebook(["x = 1", f"# TEST: limited {mark}\nassert x", "# TEST: fine\nassert x"])
+    result = run(pytester, "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*nb.ipynb: cell 1 (id *): bad marker: @timeout takes a number of seconds > 0*"]
+    )

@@ -1,0 +1,168 @@
+"""The parity oracle: what a real Jupyter kernel says about each test of a notebook.
+
+A kernel runs the notebook top to bottom with nbclient, going on after errors
+(as `--nbval-lax` does). A test *raised* in the kernel when its cell raised,
+or, for a cell of `def test_*` functions, when calling the function (in a
+cell added right after it) raised; or when a setup cell above it raised
+unexpectedly, since ntdd errors the tests below a failing setup cell (Run All
+would have stopped there). Cells ntdd never runs (skip-marked setup cells,
+skipped tests) are left out of the kernel's run too.
+
+ntdd's verdict for the same test: failed, errored or xfailed is *raised*;
+passed or xpassed is not; skipped tests are not compared.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from ntdd import markers
+from ntdd.model import TestKind
+from ntdd.plan import make_plan
+from ntdd.reader import read_notebook
+from ntdd.runtime import device_unavailable
+
+FAILED_LINE = "NTDD-ORACLE-FAILED "
+_CALLS = """\
+import inspect as _ntdd_inspect
+_ntdd_failed = []
+for _ntdd_name in {names!r}:
+    try:
+        _ntdd_f = globals()[_ntdd_name]
+        _ntdd_args = _ntdd_inspect.signature(_ntdd_f).parameters
+        _ntdd_r = _ntdd_f(**({{"device": device}} if "device" in _ntdd_args else {{}}))
+        if _ntdd_inspect.iscoroutine(_ntdd_r):
+            await _ntdd_r
+    except BaseException:
+        _ntdd_failed.append(_ntdd_name)
+print({marker!r} + repr(_ntdd_failed))
+"""
+
+
+def kernel_verdicts(path: Path, timeout: int = 120) -> dict[str, bool]:
+    """Test name -> whether it raised, as a kernel's Run All has it."""
+    import nbclient
+
+    plan = make_plan(read_notebook(path))
+    nb = nbformat.read(str(path), as_version=4)
+    run = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))
+    tests = {t.cell.index: t for t in plan.tests}
+    skipped = {s.cell.index for s in plan.skipped}
+    origin: list[int | None] = []  # the original cell index of each cell run
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        test = tests.get(index)
+        if index in skipped or (test is not None and _never_runs(test.marks)):
+            continue
+        run.cells.append(nbformat.v4.new_code_cell(cell.source, metadata=cell.metadata))
+        origin.append(index)
+        if test is not None and test.kind is TestKind.FUNCTIONS:
+            written = [{e: w for w, e in test.renames}.get(n, n) for n in test.names]
+            calls = _CALLS.format(names=written, marker=FAILED_LINE)
+            run.cells.append(nbformat.v4.new_code_cell(calls))
+            origin.append(None)
+    client = nbclient.NotebookClient(
+        run,
+        timeout=timeout,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
+    return _verdicts(plan, run.cells, origin)
+
+
+def _verdicts(plan: Any, cells: list[Any], origin: list[int | None]) -> dict[str, bool]:
+    tests = {t.cell.index: t for t in plan.tests}
+    setup = {s.cell.index: s for s in plan.setup}
+    verdicts: dict[str, bool] = {}
+    broken_above = False
+    for position, (cell, index) in enumerate(zip(cells, origin, strict=True)):
+        if index is None:
+            continue
+        raised = any(o.get("output_type") == "error" for o in cell.get("outputs", []))
+        raised = raised or _usage_error(cell)
+        if index in setup:
+            broken_above |= raised and not setup[index].expects_exception
+            continue
+        test = tests.get(index)
+        if test is None:
+            continue  # an empty cell
+        if test.kind is not TestKind.FUNCTIONS:
+            verdicts[test.names[0]] = raised or broken_above
+            continue
+        failed = _failed_calls(cells[position + 1])
+        for emitted in test.names:
+            written = {e: w for w, e in test.renames}.get(emitted, emitted)
+            verdicts[emitted] = raised or broken_above or written in failed
+    return verdicts
+
+
+def _usage_error(cell: Any) -> bool:
+    """A magic IPython does not know: the kernel prints a UsageError and stops the cell.
+
+    nbclient records no error for it, but the rest of the cell never ran; for
+    ntdd that is the test failing.
+    """
+    return any(
+        o.get("name") == "stderr" and str(o.get("text", "")).startswith("UsageError")
+        for o in cell.get("outputs", [])
+    )
+
+
+def _failed_calls(cell: Any) -> list[str]:
+    for output in cell.get("outputs", []):
+        for line in str(output.get("text", "")).splitlines():
+            if line.startswith(FAILED_LINE):
+                return list(json.loads(line[len(FAILED_LINE) :].replace("'", '"')))
+    return []
+
+
+def _never_runs(marks: Any) -> bool:
+    for mark in marks:
+        if mark.name == "skip":
+            return True
+        if mark.name == "cuda" and device_unavailable("cuda"):
+            return True
+    return False
+
+
+def ntdd_verdicts(reprec: pytest.HookRecorder) -> dict[str, bool]:
+    """Test name -> whether it raised, from one pytest run's reports.
+
+    A test run on several devices raised if it raised on any; a device that
+    is not available (a skip) does not count.
+    """
+    verdicts: dict[str, bool] = {}
+    for report in reprec.getreports("pytest_runtest_logreport"):
+        name = re.sub(r"\[.*\]$", "", report.nodeid.split("::")[-1])
+        xfailed = report.skipped and hasattr(report, "wasxfail")
+        if report.failed or xfailed:
+            verdicts[name] = True
+        elif report.passed and report.when == "call":
+            verdicts.setdefault(name, False)
+    return verdicts
+
+
+def as_tests(nb: Any, every: int = 1) -> Any:
+    """A copy of *nb* in which every *every*-th code cell is a `# TEST` cell."""
+    nb = copy.deepcopy(nb)
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    for n, cell in enumerate(code):
+        if n % every == 0 and not markers.is_test_cell(_cell(cell)):
+            cell.source = f"# TEST: cell {n}\n{cell.source}"
+    return nb
+
+
+def _cell(cell: Any) -> Any:
+    from ntdd.model import Cell
+
+    return Cell(0, "code", cell.source, None, tuple(cell.get("metadata", {}).get("tags", ())))

@@ -1,0 +1,157 @@
+"""A notebook's result never depends on the notebooks that ran before it.
+
+Each notebook starts from the process state the session started with, and
+what it changes is put back after its last test, as if each had a kernel of
+its own.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import CORPUS, HAVE_TORCH, SAMPLES, make_notebook, requires_torch
+from oracle import as_tests, ntdd_verdicts
+
+CHANGES = (
+    "%env NTDD_LEAK=1\nimport os, sys, random, warnings\nos.chdir('..')\n"
+    "sys.path.append('/nowhere')\nsys.setrecursionlimit(12345)\n"
+    "warnings.simplefilter('ignore')\nrandom.seed(7)"
+)
+SEES_NONE_OF_IT = (
+    "# TEST: a clean process\nimport os, sys, warnings\n"
+    "assert 'NTDD_LEAK' not in os.environ\nassert os.path.basename(os.getcwd()) == 'b'\n"
+    "assert '/nowhere' not in sys.path and sys.getrecursionlimit() != 12345"
+)
+
+
+def test_what_a_notebook_changes_in_the_process_is_put_back(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook([CHANGES, "# TEST: changed\nassert os.environ['NTDD_LEAK'] == '1'"], name="a/nb.ipynb")
+    notebook([SEES_NONE_OF_IT], name="b/nb.ipynb")
+    pytester.makepyfile(
+        test_after="import os, sys\n\ndef test_after():\n"
+        "    assert 'NTDD_LEAK' not in os.environ and '/nowhere' not in sys.path\n"
+        f"    assert os.getcwd() == {str(pytester.path)!r}\n"
+    )
+    result = pytester.runpytest("--ntdd", "a/nb.ipynb", "b/nb.ipynb", "test_after.py")
+    result.assert_outcomes(passed=3)
+
+
+def test_within_a_notebook_changes_last_for_the_cells_below(
+    notebook: Any, run_notebook: Any, pytester: pytest.Pytester
+) -> None:
+    (pytester.path / "data").mkdir()
+    notebook(
+        [
+            "import os\n%env NTDD_WITHIN=1\nos.chdir('data')",
+            "# TEST: in data\nassert os.path.basename(os.getcwd()) == 'data'",
+            "# TEST: still set\nassert os.environ['NTDD_WITHIN'] == '1'",
+        ]
+    )
+    run_notebook().assert_outcomes(passed=2)
+
+
+def test_two_notebooks_each_import_their_own_helpers(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    for folder, value in (("week1", 1), ("week2", 2)):
+        (pytester.path / folder).mkdir()
+        (pytester.path / folder / "helpers.py").write_text(f"VALUE = {value}\n")
+        notebook(
+            ["from helpers import VALUE", f"# TEST: own helpers\nassert VALUE == {value}"],
+            name=f"{folder}/lab.ipynb",
+        )
+    result = pytester.runpytest("--ntdd", "week1/lab.ipynb", "week2/lab.ipynb")
+    result.assert_outcomes(passed=2)
+
+
+@requires_torch
+def test_torch_switches_and_generators_are_put_back(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            "import torch\ntorch.set_default_dtype(torch.float64)\ntorch.set_grad_enabled(False)\n"
+            "torch.use_deterministic_algorithms(True)\ntorch.manual_seed(3)",
+            "# TEST: changed\nassert torch.zeros(1).dtype == torch.float64",
+        ],
+        name="a.ipynb",
+    )
+    notebook(
+        [
+            "# TEST: a fresh torch\nimport torch\nassert torch.zeros(1).dtype == torch.float32\n"
+            "assert torch.is_grad_enabled() and not torch.are_deterministic_algorithms_enabled()"
+        ],
+        name="b.ipynb",
+    )
+    pytester.runpytest("--ntdd", "a.ipynb", "b.ipynb").assert_outcomes(passed=2)
+
+
+def test_unseeded_random_numbers_do_not_depend_on_the_notebooks_before(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    draw = "import random\nvalue = random.random()\nprint('drew', value)"
+    notebook([draw, "# TEST\nassert value"], name="a.ipynb")
+    notebook([draw, "# TEST\nassert value"], name="b.ipynb")
+    result = pytester.runpytest("--ntdd", "a.ipynb", "b.ipynb", "-rP")
+    drawn = [line for line in result.outlines if line.startswith("drew")]
+    assert len(drawn) == 2 and drawn[0] == drawn[1]
+
+
+# -- the isolation matrix ----------------------------------------------------------
+
+
+POLLUTER = [
+    CHANGES + "\ntry:\n    import torch\nexcept ImportError:\n    pass\nelse:\n"
+    "    torch.set_default_dtype(torch.float64)\n    torch.set_grad_enabled(False)",
+    "# TEST: polluted\nassert os.environ['NTDD_LEAK'] == '1'",
+]
+
+
+def _matrix_notebooks(folder: Path) -> list[Path]:
+    """The samples and the corpus, every code cell a test, and a notebook that
+    changes all it can in the process, in one folder."""
+    shutil.copytree(SAMPLES / "data", folder / "data")
+    (folder / "b").mkdir()
+    paths = [folder / "b" / "polluter.ipynb"]
+    nbformat.write(make_notebook(POLLUTER), str(paths[0]))
+    for source in sorted([*SAMPLES.glob("*.ipynb"), *(CORPUS / "good").glob("*.ipynb")]):
+        if not HAVE_TORCH and "torch" in source.read_text(encoding="utf-8"):
+            continue
+        path = folder / source.name
+        nbformat.write(as_tests(nbformat.read(str(source), as_version=4)), str(path))
+        paths.append(path)
+    return paths
+
+
+def _outcomes(pytester: pytest.Pytester, paths: list[Path]) -> dict[str, dict[str, bool]]:
+    reprec = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", *map(str, paths))
+    names = [path.relative_to(pytester.path).as_posix() for path in paths]
+    return {name: ntdd_verdicts(_only(reprec, name)) for name in names}
+
+
+def _only(reprec: pytest.HookRecorder, name: str) -> Any:
+    class Filtered:
+        def getreports(self, hook: str) -> list[Any]:
+            return [r for r in reprec.getreports(hook) if r.nodeid.split("::")[0] == name]
+
+    return Filtered()
+
+
+@pytest.mark.slow
+def test_every_notebook_gives_the_same_outcomes_alone_and_after_every_other(
+    pytester: pytest.Pytester,
+) -> None:
+    """Alone, then in one run in order and one in reverse order: each notebook
+    follows every other one in one of the two."""
+    paths = _matrix_notebooks(pytester.path)
+    alone = {name: got for p in paths for name, got in _outcomes(pytester, [p]).items()}
+    assert all(alone.values()), "every notebook has tests"
+    in_order = sorted(paths, key=lambda p: p.name)
+    assert _outcomes(pytester, in_order) == alone
+    assert _outcomes(pytester, in_order[::-1]) == alone
