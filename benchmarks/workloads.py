@@ -39,7 +39,7 @@ def _notebook(cells: list[str]) -> dict[str, Any]:
     }
 
 
-def _write(path: Path, cells: list[str]) -> Path:
+def write_notebook(path: Path, cells: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(_notebook(cells), indent=1) + "\n", encoding="utf-8")
     return path
@@ -75,7 +75,7 @@ SMALL = [
 def many_notebooks(folder: Path, count: int) -> Path:
     """Workload 2: *count* small plain-Python notebooks, two tests each."""
     for i in range(count):
-        _write(folder / f"nb_{i:04d}.ipynb", SMALL)
+        write_notebook(folder / f"nb_{i:04d}.ipynb", SMALL)
     return folder
 
 
@@ -83,14 +83,14 @@ def many_tests(folder: Path, count: int) -> Path:
     """Workload 3: one notebook with *count* test cells; setup counts its runs."""
     setup = "with open('setup_runs.txt', 'a') as f:\n    f.write('x')\nitems = list(range(50))"
     tests = [f"# TEST: item {i}\nassert items[{i % 50}] == {i % 50}" for i in range(count)]
-    return _write(folder / f"tests_{count}.ipynb", [setup, *tests])
+    return write_notebook(folder / f"tests_{count}.ipynb", [setup, *tests])
 
 
 def heavy_notebooks(folder: Path, count: int, megabytes: int = 50) -> Path:
     """Workload 4: *count* notebooks whose setup each holds a *megabytes* object."""
     setup = f"blob = bytes([7]) * ({megabytes} * 1024 * 1024)"
     for i in range(count):
-        _write(
+        write_notebook(
             folder / f"heavy_{i:03d}.ipynb",
             [setup, "# TEST: the blob is there\nassert blob[-1] == 7"],
         )

@@ -11,6 +11,7 @@ its own folder (two notebooks with a `helpers.py` each get their own).
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import sys
@@ -69,7 +70,7 @@ class ProcessState:
     """One snapshot of what a notebook may change in the process."""
 
     cwd: str
-    environ: dict[str, str]
+    environ: dict[Any, Any]  # os.environ's own (encoded) store, pytest's variable left out
     path: tuple[str, ...]
     recursion_limit: int
     warning_filters: tuple[Any, ...]
@@ -79,19 +80,24 @@ class ProcessState:
     seed: int = 0  # seeds the generators a state has none of (imported after the capture)
 
     @classmethod
-    def capture(cls) -> ProcessState:
+    def baseline(cls) -> ProcessState:
+        """The session's starting state, with a seed of its own for generators imported later."""
+        return cls.capture(seed=random.SystemRandom().getrandbits(32))
+
+    @classmethod
+    def capture(cls, seed: int = 0) -> ProcessState:
         torch = sys.modules.get("torch")
         numpy = sys.modules.get("numpy")
         return cls(
             cwd=_cwd(),
-            environ=dict(os.environ),
+            environ=_environ(),
             path=tuple(sys.path),
             recursion_limit=sys.getrecursionlimit(),
             warning_filters=tuple(warnings.filters),
             random_state=random.getstate(),
             numpy_state=_numpy_state(numpy),
             torch=TorchState.capture(torch) if _usable(torch) else None,
-            seed=random.SystemRandom().getrandbits(32),
+            seed=seed,
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
@@ -102,9 +108,7 @@ class ProcessState:
         """Make this the process's state. Parts not captured are left as they are."""
         if _cwd() != self.cwd:
             os.chdir(self.cwd)
-        if os.environ != self.environ:
-            os.environ.clear()
-            os.environ.update(self.environ)
+        _set_environ(self.environ)
         sys.path[:] = self.path
         sys.setrecursionlimit(self.recursion_limit)
         if tuple(warnings.filters) != self.warning_filters:
@@ -122,14 +126,28 @@ class ProcessState:
             (self.torch or TorchState.fresh(torch, self.seed)).apply(torch)
 
 
+def modules_mark() -> tuple[int, str]:
+    """Where `sys.modules` stands: imports add at its end, so this tells what came after."""
+    return len(sys.modules), next(reversed(sys.modules), "")
+
+
+def modules_since(mark: tuple[int, str]) -> set[str]:
+    """The modules imported since *mark* (a few more, if the marked one was removed)."""
+    if modules_mark() == mark:
+        return set()
+    last = mark[1]
+    return set(itertools.takewhile(lambda name: name != last, reversed(sys.modules)))
+
+
 def own_modules(folder: Path, names: set[str]) -> dict[str, types.ModuleType]:
     """Of the modules *names*, those a notebook in *folder* imported from that folder."""
-    owned: dict[str, types.ModuleType] = {}
-    for name in names:
-        module = sys.modules.get(name)
-        if module is not None and _imported_from(module, folder):
-            owned[name] = module
-    return owned
+    tops = {name.partition(".")[0] for name in names}
+    own = {top for top in tops if _found_in(sys.modules.get(top), folder)}
+    return {
+        name: module
+        for name in names
+        if name.partition(".")[0] in own and (module := sys.modules.get(name)) is not None
+    }
 
 
 def forget(modules: dict[str, types.ModuleType]) -> None:
@@ -139,10 +157,10 @@ def forget(modules: dict[str, types.ModuleType]) -> None:
             del sys.modules[name]
 
 
-def _imported_from(module: types.ModuleType, folder: Path) -> bool:
-    """Whether *module* (or the package it is part of) was found in *folder*."""
-    top = module.__name__.partition(".")[0]
-    root = sys.modules.get(top, module)
+def _found_in(root: types.ModuleType | None, folder: Path) -> bool:
+    """Whether the top-level module or package *root* was found in *folder*."""
+    if root is None:
+        return False
     locations = list(getattr(root, "__path__", ()) or ())
     file = getattr(root, "__file__", None)
     if file:
@@ -154,6 +172,43 @@ def _imported_from(module: types.ModuleType, folder: Path) -> bool:
         if where.parent == folder:
             return True
     return False
+
+
+_PYTEST_OWN = "PYTEST_CURRENT_TEST"  # pytest's, set for each test: never the notebook's
+
+
+def _environ() -> dict[Any, Any]:
+    """The environment as os.environ keeps it: encoded, so copying it is cheap."""
+    encoded = _encoded()
+    copied: dict[Any, Any] = dict(encoded) if encoded is not None else dict(os.environ)
+    copied.pop(_encode(_PYTEST_OWN), None)
+    return copied
+
+
+def _set_environ(wanted: dict[Any, Any]) -> None:
+    """Change only the variables that differ from *wanted* (each change is a putenv)."""
+    current = _environ()
+    if current == wanted:
+        return
+    for key in current.keys() - wanted.keys():
+        del os.environ[_decode(key)]
+    for key, value in wanted.items():
+        if current.get(key) != value:
+            os.environ[_decode(key)] = _decode(value)
+
+
+def _encoded() -> dict[Any, Any] | None:
+    """os.environ's own store of encoded names and values, where it has one (CPython)."""
+    data = getattr(os.environ, "_data", None)
+    return data if isinstance(data, dict) else None
+
+
+def _encode(text: str) -> Any:
+    return os.fsencode(text) if _encoded() is not None else text
+
+
+def _decode(value: Any) -> str:
+    return os.fsdecode(value) if isinstance(value, bytes) else str(value)
 
 
 def _filters_mutated() -> None:

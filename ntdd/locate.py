@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ntdd.regions import GLOBAL_NOTE, MARKS_COMMENT, Region, parse_regions
+from ntdd.regions import GLOBAL_NOTE, MARKS_COMMENT, Region, regions_of_lines
 
 _TEST_TITLE = re.compile(r"#\s*TEST\s*:?\s*(?P<title>.*?)\s*(?:(?<=\s)@|$)")
 _DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s")
@@ -63,7 +63,7 @@ class ModuleLayout:
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        tests = [r for r in parse_regions("".join(lines)) if r.kind == "test"]
+        tests = [r for r in regions_of_lines(lines, with_text=False) if r.kind == "test"]
         self.tests = [_test_region(r, lines) for r in tests]
         self._starts = [r.marker_line for r in tests]
 

@@ -25,6 +25,7 @@ _MARKER = re.compile(
     r"# %% ntdd (?P<kind>setup|skipped|test|fixtures)(?:: cell (?P<index>\d+))?"
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
+_MARKER_START = "# %% ntdd "
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _HEADER_LINES = 12
 FRAME_FIELD = "# ntdd-frame: "
@@ -91,8 +92,16 @@ def parse_header(text: str) -> Header | None:
 
 def parse_regions(text: str) -> list[Region]:
     """Every `# %% ntdd` region of a module, in order."""
-    lines = text.split("\n")
-    marks = [(i, m) for i, line in enumerate(lines) if (m := _MARKER.match(line))]
+    return regions_of_lines(text.split("\n"))
+
+
+def regions_of_lines(lines: list[str], with_text: bool = True) -> list[Region]:
+    """Every `# %% ntdd` region of a module's lines (with or without line ends), in order."""
+    marks = [
+        (i, m)
+        for i, line in enumerate(lines)
+        if line.startswith(_MARKER_START) and (m := _MARKER.match(line))
+    ]
     regions = []
     for n, (i, match) in enumerate(marks):
         stop = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
@@ -108,7 +117,7 @@ def parse_regions(text: str) -> list[Region]:
                 marker_line=i + 1,
                 start=i + 2,
                 end=i + 1 + len(body),
-                text="\n".join(body),
+                text="\n".join(line.rstrip("\n") for line in body) if with_text else "",
             )
         )
     return regions

@@ -32,7 +32,7 @@ import pytest
 
 from ntdd import steps
 from ntdd.containment import ctrl_c_pressed
-from ntdd.isolation import ProcessState, forget, own_modules
+from ntdd.isolation import ProcessState, forget, modules_mark, modules_since, own_modules
 from ntdd.locate import ModuleLayout
 from ntdd.settings import BASELINE, counts_of, injection_of, settings_of
 from ntdd.shell import ShellFactory, display
@@ -84,7 +84,7 @@ class NotebookRuntime:
         self._runs: dict[str, DeviceRun] = {}
         self._active: DeviceRun | None = None
         self._outside: ProcessState | None = None  # the process before the notebook ran
-        self._modules_before: set[str] = set()
+        self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
         self._config: pytest.Config | None = None
         self._running = ""  # the cell running now, for messages
@@ -172,7 +172,7 @@ class NotebookRuntime:
     def release(self) -> None:
         """The notebook's last test ran: free its state, put the process back."""
         if self._active is not None:
-            self._put_aside(self._active)
+            self._put_aside(self._active, keep=False)
         for run in self._runs.values():
             forget(run.own_modules)
             steps.close_loop(run.loop)
@@ -235,7 +235,7 @@ class NotebookRuntime:
             if name in self._pristine:
                 self.namespace[name] = self._pristine[name]
         if quietly and not step.skipped:
-            steps.run_quietly(step, device_value(run.device), run.event_loop)
+            steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
 
     def _failed_setup(self, run: DeviceRun) -> SetupError:
         assert run.failed is not None
@@ -280,14 +280,15 @@ class NotebookRuntime:
             run.process.apply()
             sys.modules.update(run.own_modules)
             run.names = run.process = None
-        self._modules_before = set(sys.modules)
+        self._modules_mark = modules_mark()
         self._active = run
         return run
 
     def _start(self, config: pytest.Config) -> None:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
-        config.stash.setdefault(BASELINE, self._outside)
+        if BASELINE not in config.stash:
+            config.stash[BASELINE] = ProcessState.baseline()
         if not self._pristine:
             self._pristine = dict(self.namespace)
             test_steps = steps.test_steps(self.layout, self._pristine, self.filename)
@@ -305,15 +306,18 @@ class NotebookRuntime:
         if self.uses_device:
             ns[DEVICE] = device_value(run.device)
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
-        self._modules_before = set(sys.modules)
+        self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
 
-    def _put_aside(self, run: DeviceRun) -> None:
-        """Keep *run*'s names and process state aside; the process is the notebook's no more."""
-        new = set(sys.modules) - self._modules_before
-        run.own_modules.update(own_modules(self.notebook.parent, new))
-        run.names = dict(self.namespace)
-        run.process = ProcessState.capture()
+    def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
+        """Keep *run*'s names and process state aside (unless it is done with);
+        the modules the notebook imported from its folder leave `sys.modules`."""
+        new = modules_since(self._modules_mark)
+        if new:
+            run.own_modules.update(own_modules(self.notebook.parent, new))
+        if keep:
+            run.names = dict(self.namespace)
+            run.process = ProcessState.capture()
         forget(run.own_modules)
         self._active = None
 

@@ -125,7 +125,7 @@ class NtddSession:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Note the process as it starts: every notebook starts from this state."""
-        session.config.stash[BASELINE] = ProcessState.capture()
+        session.config.stash[BASELINE] = ProcessState.baseline()
         containment.watch_ctrl_c()
         timeout.install_wakeup()
 

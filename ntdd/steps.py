@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import functools
 import inspect
 import linecache
 import types
@@ -43,15 +44,25 @@ class SetupStep:
 
 @dataclass(frozen=True)
 class TestStep:
-    """A test cell: its test functions, and for a cell of `def`s, the names it binds."""
+    """A test cell: its test functions, and for a cell of `def`s, its lines."""
 
     __test__ = False
 
     index: int
     id: str | None
     functions: tuple[types.FunctionType, ...]
-    names: tuple[str, ...] = ()  # bound at the top level of a cell of `def test_*`
     skipped: bool = False  # marked to be skipped: never run
+    code: str = ""  # a cell of `def test_*` as written: its top level binds names
+
+    @functools.cached_property
+    def names(self) -> tuple[str, ...]:
+        """The names a cell of `def test_*` binds at its top level."""
+        if not self.code:
+            return ()
+        try:
+            return tuple(bound_names(ast.parse(self.code)))
+        except SyntaxError:
+            return tuple(f.__name__ for f in self.functions)
 
 
 Step = SetupStep | TestStep
@@ -76,15 +87,11 @@ def _test_step(
     test: TestRegion, functions: list[types.FunctionType], layout: ModuleLayout
 ) -> TestStep:
     ordered = tuple(sorted(functions, key=lambda f: f.__code__.co_firstlineno))
-    names: tuple[str, ...] = ()
+    code = ""
     if test.kind == "functions":
-        text = "".join(layout.lines[n - 1] for n in test.cell_lines)
-        try:
-            names = tuple(sorted(bound_names(ast.parse(text))))
-        except SyntaxError:
-            names = tuple(f.__name__ for f in ordered)
+        code = "".join(layout.lines[n - 1] for n in test.cell_lines)
     skipped = bool(ordered) and all(_never_runs(f) for f in ordered)
-    return TestStep(test.index, test.region.id, ordered, names, skipped)
+    return TestStep(test.index, test.region.id, ordered, skipped, code)
 
 
 def _never_runs(function: Callable[..., Any]) -> bool:
@@ -139,7 +146,7 @@ def execute(
         loop().run_until_complete(result)
 
 
-def run_quietly(step: TestStep, device_value: Any, loop: Callable[[], Any]) -> None:
+def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]) -> None:
     """Run a test cell's tests as the notebook passes by: its failures stay its own.
 
     Tests that take fixtures other than `device` cannot run outside pytest;
@@ -160,12 +167,14 @@ def run_quietly(step: TestStep, device_value: Any, loop: Callable[[], Any]) -> N
             pass
 
 
-def _arguments(function: Callable[..., Any], device_value: Any) -> dict[str, Any] | None:
+def _arguments(
+    function: Callable[..., Any], device_value: Callable[[], Any]
+) -> dict[str, Any] | None:
     """The arguments a quiet run can give *function*: none, or the device."""
     arguments: dict[str, Any] = {}
     for parameter in inspect.signature(function).parameters.values():
         if parameter.name == DEVICE:
-            arguments[DEVICE] = device_value
+            arguments[DEVICE] = device_value()
         elif parameter.default is inspect.Parameter.empty and parameter.kind not in (
             inspect.Parameter.VAR_POSITIONAL,
             inspect.Parameter.VAR_KEYWORD,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import math
 import signal
 import sys
 import threading
@@ -60,66 +61,101 @@ class Deadline:
 
 @contextlib.contextmanager
 def _watch(seconds: float, message: str) -> Iterator[None]:
-    target = threading.get_ident()
-    watchdog = _Watchdog(target, seconds, message)
-    watchdog.start()
+    job = _Job(threading.get_ident(), time.monotonic() + seconds, message)
+    _WATCHDOG.arm(job)
     try:
         yield
-    except watchdog.exception:
-        watchdog.stop()
+    except NtddTimeout:
+        _WATCHDOG.disarm(job)
         raise
     except BaseException:
-        if watchdog.stop():
-            _clear_async_exception(target)  # another error got there first
+        if _WATCHDOG.disarm(job):
+            _clear_async_exception(job.thread)  # another error got there first
         raise
     else:
-        if watchdog.stop():
+        if _WATCHDOG.disarm(job):
             # Time ran out as the block finished: the exception may still be
             # pending, and must not go off later in pytest's own code.
-            _clear_async_exception(target)
+            _clear_async_exception(job.thread)
             raise NtddTimeout(message)
 
 
-class _Watchdog(threading.Thread):
-    """Raises `exception` in the target thread once *seconds* have passed."""
+class _Job:
+    """One thread's deadline."""
 
-    def __init__(self, target: int, seconds: float, message: str) -> None:
-        super().__init__(name="ntdd-timeout", daemon=True)
-        self.target = target
-        self.seconds = seconds
-        self._lock = threading.Lock()
-        self._done = threading.Event()
+    def __init__(self, thread: int, deadline: float, message: str) -> None:
+        self.thread = thread
+        self.deadline = deadline
+        self.message = message
         self.fired = False
+
+    def fire(self) -> None:
+        message = self.message
 
         class _Timeout(NtddTimeout):
             def __init__(self) -> None:
                 super().__init__(message)
 
         _Timeout.__name__ = _Timeout.__qualname__ = "NtddTimeout"
-        self.exception: type[NtddTimeout] = _Timeout
+        self.fired = True
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(self.thread), ctypes.py_object(_Timeout)
+        )
+        _wake(self.thread)
 
-    def run(self) -> None:
-        if self._done.wait(self.seconds):
-            return
-        give_up_waiting = time.monotonic() + IMPORT_GRACE
-        while _importing(self.target) and time.monotonic() < give_up_waiting:
-            if self._done.wait(_POLL):
-                return
-        with self._lock:
-            if self._done.is_set():
-                return
-            self.fired = True
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(self.target), ctypes.py_object(self.exception)
-            )
-            _wake(self.target)
 
-    def stop(self) -> bool:
-        """Stop watching; whether the deadline had fired."""
-        with self._lock:
-            self._done.set()
-        self.join()
-        return self.fired
+class _Watchdog:
+    """One thread for the whole process that keeps every running deadline.
+
+    Arming and disarming take a lock, and wake the thread only when the new
+    deadline comes before the one it sleeps until: a test's phases, each
+    with its own later deadline, cost microseconds and no thread switch.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._jobs: dict[int, _Job] = {}
+        self._thread: threading.Thread | None = None
+        self._sleeps_until = math.inf  # when the thread wakes up next by itself
+
+    def arm(self, job: _Job) -> None:
+        with self._condition:
+            self._jobs[job.thread] = job
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="ntdd-timeout", daemon=True)
+                self._thread.start()
+            if job.deadline < self._sleeps_until:
+                self._condition.notify()
+
+    def disarm(self, job: _Job) -> bool:
+        """Stop keeping *job*'s deadline; whether it had fired."""
+        with self._condition:
+            if self._jobs.get(job.thread) is job:
+                del self._jobs[job.thread]
+            return job.fired
+
+    def _run(self) -> None:
+        with self._condition:
+            while True:
+                now = time.monotonic()
+                job = min(self._jobs.values(), key=lambda j: j.deadline, default=None)
+                if job is None:
+                    self._sleep(math.inf)
+                elif now < job.deadline:
+                    self._sleep(job.deadline)
+                elif _importing(job.thread) and now < job.deadline + IMPORT_GRACE:
+                    self._sleep(now + _POLL)
+                else:
+                    del self._jobs[job.thread]
+                    job.fire()
+
+    def _sleep(self, until: float) -> None:
+        self._sleeps_until = until
+        self._condition.wait(None if until == math.inf else until - time.monotonic())
+        self._sleeps_until = -math.inf  # awake: an arm need not notify
+
+
+_WATCHDOG = _Watchdog()
 
 
 def _importing(thread: int) -> bool:
