@@ -13,7 +13,8 @@ run turn about in fresh processes. The replay table shows how often a
 notebook is run again from its start when tests come out of notebook order.
 
 The time measured is pytest's run phase (collection done to session end),
-from a small plugin, and the whole process as well.
+from a small plugin: its CPU time, which other load on a shared machine
+disturbs less than wall time, and its wall time; and the whole process.
 """
 
 from __future__ import annotations
@@ -46,13 +47,14 @@ _start = []
 
 
 def pytest_collection_finish(session):
-    _start.append(time.perf_counter())
+    _start.append((time.perf_counter(), time.process_time()))
 
 
 def pytest_sessionfinish(session):
     if _start:
+        wall, cpu = _start[0]
         with open(os.environ["NTDD_BENCH_TIMES"], "w") as f:
-            json.dump(time.perf_counter() - _start[0], f)
+            json.dump([time.perf_counter() - wall, time.process_time() - cpu], f)
 """
 
 # pytest-randomly's order: modules shuffled, then the tests inside each module.
@@ -109,7 +111,7 @@ class Runner:
         self.code = code
         self.scratch = scratch
 
-    def __call__(self, folder: Path, *args: str) -> tuple[float, float, str]:
+    def __call__(self, folder: Path, *args: str) -> tuple[list[float], float, str]:
         times = self.scratch / f"times-{os.getpid()}.json"
         env = {
             **os.environ,
@@ -146,22 +148,29 @@ def baseline_code(revision: str, scratch: Path) -> Path:
 def compare(
     name: str, folder: Path, runners: dict[str, Runner], runs: int, *args: str
 ) -> list[str]:
+    """One row: the run phase's CPU time for both versions, and paired ratios of three times."""
     measures: dict[str, Callable[[], float]] = {}
     walls: dict[str, list[float]] = {key: [] for key in runners}
+    processes: dict[str, list[float]] = {key: [] for key in runners}
     for key, runner in runners.items():
 
         def measure(key: str = key, runner: Runner = runner) -> float:
-            run_phase, wall, _ = runner(folder, *args)
+            (wall, cpu), process, _ = runner(folder, *args)
             walls[key].append(wall)
-            return run_phase
+            processes[key].append(process)
+            return cpu
 
         measures[key] = measure
     figures = interleaved(measures, runs)
     now, before = figures["now"], figures["baseline"]
-    wall_now, wall_before = (Figure(tuple(walls[k][-runs:])) for k in ("now", "baseline"))
+
+    def paired(times: dict[str, list[float]]) -> Figure:
+        return ratio(Figure(tuple(times["now"][-runs:])), Figure(tuple(times["baseline"][-runs:])))
+
     return [
         f"| {name} | {before.describe(_s)} | {now.describe(_s)} | "
-        f"{ratio(now, before).describe(_x)} | {ratio(wall_now, wall_before).describe(_x)} |"
+        f"{ratio(now, before).describe(_x)} | {paired(walls).describe(_x)} | "
+        f"{paired(processes).describe(_x)} |"
     ]
 
 
@@ -183,10 +192,10 @@ def replays(folder: Path, notebook: str, tests: int, runner: Runner, runs: int) 
         counts: list[int] = []
 
         def measure(args: tuple[str, ...] = args, counts: list[int] = counts) -> float:
-            run_phase, _, out = runner(folder, *args)
+            (_, cpu), _, out = runner(folder, *args)
             match = re.search(r"ntdd: (\d+) test\(s\) ran out of notebook order", out)
             counts.append(int(match[1]) if match else 0)
-            return run_phase
+            return cpu
 
         figure = interleaved({label: measure}, runs)[label]
         first = first or figure
@@ -230,13 +239,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         many = workloads.many_notebooks(scratch / "many", 10 if args.tiny else 100)
         print(
             f"# Positional semantics: cost in pytest's order\n\n{args.runs} paired runs each, "
-            "after a warm-up; run phase (collection done to session end), median (min–max).\n"
+            "after a warm-up. CPU time of the run phase (collection done to session end), "
+            "median (min–max); ratios of each pair's CPU time, run-phase wall time and "
+            "whole-process wall time.\n"
         )
         print(
-            f"| workload | baseline ({args.baseline}) | now | now ÷ baseline, paired | "
-            "whole process, paired |"
+            f"| workload | baseline ({args.baseline}), CPU | now, CPU | now ÷ baseline: CPU | "
+            "wall | whole process |"
         )
-        print("|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|")
         for name, folder in (
             ("sample notebooks (3 notebooks, 19 tests)", samples),
             (f"one notebook, {tests} tests between setup cells", interleaved_dir),
@@ -244,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             print("\n".join(compare(name, folder, runners, args.runs)), flush=True)
         print(f"\n# Replays: {tests} tests in one notebook, by order\n")
-        print("| order | replays | run phase | ÷ notebook order |")
+        print("| order | replays | run phase, CPU | ÷ notebook order |")
         print("|---|---|---|---|")
         notebook = interleaved_notebook(interleaved_dir, tests).name
         print("\n".join(replays(interleaved_dir, notebook, tests, runners["now"], args.runs)))

@@ -22,12 +22,21 @@ from typing import Any
 
 import pytest
 
+from ntdd.containment import ctrl_c_pressed
 from ntdd.locate import ModuleLayout, TestRegion
 from ntdd.source import DEVICE, bound_names, source_lines, to_python
 from ntdd.timeout import NtddTimeout
 
 # What a cell may raise without the notebook stopping: a kernel shows it and goes on.
-_CELL_ERRORS = (Exception, SystemExit, KeyboardInterrupt, pytest.fail.Exception)
+# (pytest's outcomes too: a test that calls pytest.skip() or .xfail() on the way.)
+_CELL_ERRORS = (
+    Exception,
+    SystemExit,
+    KeyboardInterrupt,
+    pytest.fail.Exception,
+    pytest.skip.Exception,
+    pytest.xfail.Exception,
+)
 TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 
 
@@ -161,10 +170,8 @@ def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[
             if inspect.iscoroutine(result):
                 loop().run_until_complete(result)
         except _CELL_ERRORS as e:
-            if isinstance(e, KeyboardInterrupt) and _ctrl_c():
+            if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
-        except pytest.skip.Exception:
-            pass
 
 
 def _arguments(
@@ -181,12 +188,6 @@ def _arguments(
         ):
             return None
     return arguments
-
-
-def _ctrl_c() -> bool:
-    from ntdd.containment import ctrl_c_pressed
-
-    return ctrl_c_pressed()
 
 
 def new_loop() -> asyncio.AbstractEventLoop:
