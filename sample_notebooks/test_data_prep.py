@@ -2,8 +2,8 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: 5b9acf4a6e4d729e
+# ntdd-render: d8aae97c4f1e71ca
+# ntdd-frame: 9187f8e2ec926e62
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 

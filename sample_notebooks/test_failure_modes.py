@@ -2,8 +2,8 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:50fc73ff5080f9693929924a810b54044002648209d617b57aa102f91e38d789
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: 464b2fefe0060093
+# ntdd-render: d8aae97c4f1e71ca
+# ntdd-frame: ceb30081229c447d
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 

@@ -2,8 +2,8 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
-# ntdd-render: d3a25356e19be0f9
-# ntdd-frame: cc288e951c4c40f4
+# ntdd-render: d8aae97c4f1e71ca
+# ntdd-frame: 37ed0cdf14a62033
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 
