@@ -14,6 +14,7 @@ import pytest
 from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
 from ntdd.session import NtddSession, Settings
+from ntdd.shard_plugin import durations_recorder, shard_plugin
 
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
 
@@ -43,6 +44,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
+    _scale_options(group, parser)
+
+
+def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Sharding a run over machines (`ntdd.shard_plugin`)."""
+    group.addoption(
+        "--ntdd-shard",
+        dest="ntdd_shard",
+        metavar="K/N",
+        help="run the K-th of N disjoint shards; a notebook (a file) is never split",
+    )
+    group.addoption(
+        "--ntdd-durations",
+        dest="ntdd_durations",
+        metavar="FILE",
+        help="balance shards by the seconds recorded in FILE, not by test count "
+        "(ini: ntdd_durations)",
+    )
+    group.addoption(
+        "--ntdd-store-durations",
+        dest="ntdd_store_durations",
+        metavar="FILE",
+        help="record each notebook's (each file's) seconds in FILE, for --ntdd-durations",
+    )
+    parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,6 +79,12 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
     config.pluginmanager.register(NtddSession(config, settings), "ntdd-session")
+    for name, extra in (
+        ("ntdd-shard", shard_plugin(config)),
+        ("ntdd-durations", durations_recorder(config)),
+    ):
+        if extra is not None:
+            config.pluginmanager.register(extra, name)
 
 
 def _settings(config: pytest.Config) -> Settings:
