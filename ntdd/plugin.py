@@ -15,6 +15,7 @@ from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
 from ntdd.session import NtddSession, Settings
 from ntdd.shard_plugin import durations_recorder, shard_plugin
+from ntdd.summary import summary_writer
 
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
 
@@ -48,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
-    """Sharding a run over machines (`ntdd.shard_plugin`)."""
+    """Sharding a run over machines, and the job summary (`ntdd.shard_plugin`, `ntdd.summary`)."""
     group.addoption(
         "--ntdd-shard",
         dest="ntdd_shard",
@@ -68,6 +69,12 @@ def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         metavar="FILE",
         help="record each notebook's (each file's) seconds in FILE, for --ntdd-durations",
     )
+    group.addoption(
+        "--ntdd-summary",
+        dest="ntdd_summary",
+        metavar="FILE",
+        help='append a Markdown summary of the results to FILE (e.g. "$GITHUB_STEP_SUMMARY")',
+    )
     parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
 
 
@@ -82,6 +89,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for name, extra in (
         ("ntdd-shard", shard_plugin(config)),
         ("ntdd-durations", durations_recorder(config)),
+        ("ntdd-summary", summary_writer(config)),
     ):
         if extra is not None:
             config.pluginmanager.register(extra, name)
