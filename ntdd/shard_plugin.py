@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +34,6 @@ from ntdd.shard import (
 # collects nothing itself, yet reports on the shard and sets the exit status.
 _EMPTY = "ntdd_shard_empty"  # this shard got no unit, by design
 _PICKED = "ntdd_shard_picked"  # what it got, in words
-
-
-@dataclass(frozen=True)
-class Picked:
-    """What this shard got out of the run."""
-
-    units: int
-    of_units: int
-    tests: int
-    seconds: float
-    of_seconds: float
 
 
 class ShardPlugin:
@@ -94,11 +82,21 @@ class ShardPlugin:
         if len(keep) < len(items):
             config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
             items[:] = [item for item in items if id(item) in kept]
-        self.picked = _describe(_picked(mine, weights, len(keep)))
+        self.picked = self._describe(mine, weights, len(keep))
         self.empty_by_design = bool(units) and not mine
         workeroutput = getattr(config, "workeroutput", None)
         if workeroutput is not None:
             workeroutput.update({_EMPTY: self.empty_by_design, _PICKED: self.picked})
+
+    def _describe(self, mine: set[str], weights: Weights, tests: int) -> str:
+        """What this shard got, in words, and by what it was weighed."""
+        text = f"{len(mine)} of {len(weights.of)} notebooks and test files, {tests} tests"
+        if weights.by_durations:
+            share = sum(weights.of[unit] for unit in mine)
+            text += f" (about {share:.1f} s of {sum(weights.of.values()):.1f} s recorded)"
+        elif self.recorded is not None:
+            text += " (the durations file has none of them: balanced by test count)"
+        return text
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:
@@ -223,21 +221,6 @@ def _unit(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return Path(os.path.relpath(path, root)).as_posix()
-
-
-def _picked(mine: set[str], weights: Weights, tests: int) -> Picked:
-    total = sum(weights.of.values())
-    share = sum(weights.of[unit] for unit in mine)
-    if not weights.by_durations:
-        share = total = 0.0
-    return Picked(len(mine), len(weights.of), tests, share, total)
-
-
-def _describe(picked: Picked) -> str:
-    text = f"{picked.units} of {picked.of_units} notebooks and test files, {picked.tests} tests"
-    if picked.of_seconds:
-        text += f" (about {picked.seconds:.1f} s of {picked.of_seconds:.1f} s recorded)"
-    return text
 
 
 def _shown(path: Path, config: pytest.Config) -> str:

@@ -147,6 +147,17 @@ def test_the_durations_file_can_come_from_the_ini(
     assert {n.split("::")[0] for n in shard} == {"test_plain.py"}
 
 
+def test_a_durations_file_that_knows_none_of_the_files_says_so(
+    notebooks: list[str], pytester: pytest.Pytester
+) -> None:
+    (pytester.path / "durations.json").write_text(json.dumps({"elsewhere.ipynb": 3.0}))
+    result = run(pytester, "--ntdd-shard=1/3", "--ntdd-durations=durations.json", ".")
+    result.assert_outcomes(passed=6, deselected=11)  # as by count
+    result.stdout.fnmatch_lines(
+        ["ntdd: shard 1/3: 2 of 6 * (the durations file has none of them: balanced by test count)"]
+    )
+
+
 def test_a_missing_durations_file_balances_by_count_and_says_so(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:
