@@ -99,7 +99,9 @@ def _found(found: Survey) -> list[str]:
         f"{len(found.with_tests)} with # TEST cells"
         + ("" if found.git else " (not a git repository: files on disk count as committed)")
     ]
-    notes += [f"warning: {reason}" for reason in found.unreadable]
+    notes += [
+        f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
+    ]
     return [*notes, _installs(found)]
 
 
@@ -130,12 +132,18 @@ def _check(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
         f"{_count(len(found.with_tests), 'notebook')} with tests: the workflow checks "
         "that they are current with `ntdd export --check`"
     ]
-    notes += [
-        f"warning: {nb} has no committed module; the check fails until "
-        "`ntdd export` writes it and it is committed"
-        for nb in found.missing_modules
-    ]
+    if found.missing_modules:
+        notes.append(_missing(found.missing_modules))
     return True, notes
+
+
+def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
+    names = ", ".join(notebooks[:shown])
+    more = f" and {len(notebooks) - shown} more" if len(notebooks) > shown else ""
+    return (
+        f"warning: {_count(len(notebooks), 'notebook')} with tests but no committed module "
+        f"({names}{more}): the check fails until `ntdd export` writes them and they are committed"
+    )
 
 
 def _extras(options: WorkflowOptions) -> list[str]:

@@ -118,8 +118,8 @@ def _with_tests(root: Path, notebooks: tuple[str, ...]) -> tuple[tuple[str, ...]
     with_tests: list[str] = []
     unreadable: list[str] = []
     for notebook in notebooks:
-        try:
-            cells = read_notebook(root / notebook).cells
+        try:  # relative to the working directory, so that messages name it so
+            cells = read_notebook(os.path.relpath(root / notebook)).cells
         except NtddError as e:
             unreadable.append(str(e))
             continue

@@ -230,7 +230,10 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     check = steps(workflow)["Check the generated test modules are current"]
     assert check["env"] == {"MODULES": "tests/notebooks"}
     assert 'ntdd export --check -o "$MODULES"' in check["run"]
-    assert "warning: notebooks/ch1/intro.ipynb has no committed module" in notes
+    assert (
+        "warning: 2 notebooks with tests but no committed module "
+        "(notebooks/ch1/devices.ipynb, notebooks/ch1/intro.ipynb)"
+    ) in notes
 
 
 def test_init_finds_the_notebooks_folder_and_what_to_install(
@@ -249,6 +252,15 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
     )
     assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
     assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
+
+
+def test_init_warns_of_a_notebook_that_cannot_be_read(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "notebooks" / "broken.ipynb").write_text("")
+    _, notes = dry_run(capsys)
+    assert "warning: notebooks/broken.ipynb: empty file, not a notebook" in notes
+    assert "5 notebooks in notebooks/, 4 with # TEST cells" in notes
 
 
 def test_outside_git_the_modules_on_disk_count_as_committed(
