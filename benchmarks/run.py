@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import shards
 import workloads
 
 HERE = Path(__file__).resolve().parent
@@ -63,11 +64,13 @@ class Sizes:
     heavy_mb: int
     export: int
     parallel: int
+    shard_notebooks: int
+    shard_seconds: float
 
 
-FULL = Sizes((1, 10, 100, 500), 100, (1, 10, 100, 1000), 40, 50, 500, 100)
-QUICK = Sizes((1, 10, 100), 10, (1, 10, 100, 1000), 10, 50, 100, 100)
-TINY = Sizes((1, 3), 0, (1, 10), 3, 5, 5, 3)
+FULL = Sizes((1, 10, 100, 500), 100, (1, 10, 100, 1000), 40, 50, 500, 100, 200, 40.0)
+QUICK = Sizes((1, 10, 100), 10, (1, 10, 100, 1000), 10, 50, 100, 100, 200, 10.0)
+TINY = Sizes((1, 3), 0, (1, 10), 3, 5, 5, 3, 12, 0.6)
 
 
 # -- measuring ----------------------------------------------------------------------
@@ -320,6 +323,15 @@ def parallel(scratch: Path, sizes: Sizes, repeat: int) -> Section:
     return section
 
 
+def shard_balance(scratch: Path, sizes: Sizes, repeat: int) -> Section:
+    """Workload 7: 4 shards of notebooks with skewed durations (benchmarks/shards.py)."""
+    measured = shards.measure(scratch, sizes.shard_notebooks, sizes.shard_seconds, 4)
+    section = Section(shards.title(measured), shards.header(measured), shards.rows(measured))
+    section.target(*shards.target(measured))
+    section.notes.append(shards.note(measured))
+    return section
+
+
 WORKLOADS = {
     "1": real_notebooks,
     "2": many_notebooks,
@@ -327,6 +339,7 @@ WORKLOADS = {
     "4": memory,
     "5": export,
     "6": parallel,
+    "7": shard_balance,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -95,3 +96,20 @@ def heavy_notebooks(folder: Path, count: int, megabytes: int = 50) -> Path:
             [setup, "# TEST: the blob is there\nassert blob[-1] == 7"],
         )
     return folder
+
+
+def skewed_notebooks(folder: Path, count: int, seconds: float, seed: int = 14) -> dict[str, float]:
+    """Workload 7: *count* notebooks whose setup sleeps a skewed share of *seconds*.
+
+    Durations are log-normal (a few notebooks take most of the time, as
+    training notebooks do in a course); test counts, 1 to 12, are drawn
+    independently, so a count says little about a notebook's time. Returns
+    each notebook's planned seconds.
+    """
+    rng = random.Random(seed)
+    draws = [rng.lognormvariate(0.0, 1.2) for _ in range(count)]
+    planned = {f"nb_{i:04d}.ipynb": seconds * d / sum(draws) for i, d in enumerate(draws)}
+    for name, sleep in planned.items():
+        tests = [f"# TEST: check {j}\nassert waited" for j in range(rng.randint(1, 12))]
+        write_notebook(folder / name, [f"import time\ntime.sleep({sleep:.4f})\nwaited = True", *tests])
+    return planned

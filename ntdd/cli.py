@@ -90,10 +90,38 @@ def _parser() -> argparse.ArgumentParser:
     faults.add_argument("--timeout", help="seconds per test, setup included")
 
     init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
-    init.add_argument("--notebooks", default=".", help="folder of the notebooks (default: .)")
+    _init_options(init)
+    return parser
+
+
+def _init_options(init: argparse.ArgumentParser) -> None:
+    init.add_argument(
+        "--notebooks", help="folder of the notebooks (default: the folder that holds them all)"
+    )
     init.add_argument("--python", default="3.11", help="Python version for CI (default: 3.11)")
     init.add_argument(
+        "--modules",
+        metavar="DIR",
+        help="folder of the committed test modules: check them with `ntdd export --check -o DIR` "
+        "(default: checked when found committed beside the notebooks or in [tool.ntdd] output)",
+    )
+    init.add_argument(
         "--no-check", action="store_true", help="leave out the `ntdd export --check` step"
+    )
+    init.add_argument(
+        "--faults", action="store_true", help="report `ntdd faults` in the job summary"
+    )
+    init.add_argument(
+        "--gpu-runner",
+        metavar="LABEL",
+        help="add a job on self-hosted runners with this label: `pytest --ntdd-devices cuda`",
+    )
+    init.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        metavar="N",
+        help="split the tests over N machines (a matrix of `--ntdd-shard K/N`); default 1",
     )
     init.add_argument(
         "--output",
@@ -101,8 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         default=Path(".github/workflows/ntdd.yml"),
         help="where to write it (default: .github/workflows/ntdd.yml)",
     )
+    init.add_argument("--dry-run", action="store_true", help="print the workflow; write nothing")
     init.add_argument("--force", action="store_true", help="overwrite an existing file")
-    return parser
 
 
 def _command(
@@ -260,13 +288,50 @@ def _faults(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from ntdd.init import write_workflow
+    from ntdd.init import Choices, plan, render_workflow, write_workflow
+    from ntdd.survey import survey
 
-    path = write_workflow(
-        args.output, args.notebooks, args.python, check=not args.no_check, force=args.force
+    root = Path.cwd().resolve()
+    _check_init_args(args, root)
+    asked = Choices(
+        notebooks=args.notebooks,
+        python=args.python,
+        modules=args.modules,
+        no_check=args.no_check,
+        faults=args.faults,
+        gpu_runner=args.gpu_runner,
+        shards=args.shards,
+        workflow_name=args.output.name,
     )
+    options, notes = plan(survey(root, args.notebooks, args.modules), asked)
+    text = render_workflow(options)
+    for note in notes:  # with --dry-run, stdout is the workflow alone
+        print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
+    if args.dry_run:
+        sys.stdout.write(text)
+        return OK
+    path = write_workflow(args.output, text, force=args.force)
     print(f"{path}: written; commit it to run your notebooks' tests on every change")
     return OK
+
+
+def _check_init_args(args: argparse.Namespace, root: Path) -> None:
+    """Refuse before looking at the repository: bad values, a file in the way, a subfolder."""
+    from ntdd.survey import git_top
+
+    if not 1 <= args.shards <= 256:
+        raise NtddError(f"--shards {args.shards}: expected 1 to 256 machines (GitHub's limit)")
+    label = args.gpu_runner
+    if label is not None and (not label.strip() or any(c in label for c in ",\n\r\"'")):
+        raise NtddError(f"--gpu-runner {label!r}: expected a runner label, such as gpu or cuda")
+    if args.output.exists() and not (args.force or args.dry_run):
+        raise NtddError(f"{args.output}: exists; not overwriting it (use --force)")
+    top = git_top(root)
+    if top is not None and top != root:
+        raise NtddError(
+            f"run `ntdd init` in the top folder of the repository ({top}): "
+            "GitHub reads workflows from there, and runs them there"
+        )
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

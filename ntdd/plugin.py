@@ -15,6 +15,8 @@ from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
 from ntdd.session import NtddSession
 from ntdd.settings import DEFAULT_DEVICES, DEFAULT_TIMEOUT, Settings
+from ntdd.shard_plugin import durations_recorder, shard_plugin
+from ntdd.summary import summary_writer
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,6 +45,37 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
+    _scale_options(group, parser)
+
+
+def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Sharding a run over machines, and the job summary (`ntdd.shard_plugin`, `ntdd.summary`)."""
+    group.addoption(
+        "--ntdd-shard",
+        dest="ntdd_shard",
+        metavar="K/N",
+        help="run the K-th of N disjoint shards; a notebook (a file) is never split",
+    )
+    group.addoption(
+        "--ntdd-durations",
+        dest="ntdd_durations",
+        metavar="FILE",
+        help="balance shards by the seconds recorded in FILE, not by test count "
+        "(ini: ntdd_durations)",
+    )
+    group.addoption(
+        "--ntdd-store-durations",
+        dest="ntdd_store_durations",
+        metavar="FILE",
+        help="record each notebook's (each file's) seconds in FILE, for --ntdd-durations",
+    )
+    group.addoption(
+        "--ntdd-summary",
+        dest="ntdd_summary",
+        metavar="FILE",
+        help='append a Markdown summary of the results to FILE (e.g. "$GITHUB_STEP_SUMMARY")',
+    )
+    parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -53,6 +86,13 @@ def pytest_configure(config: pytest.Config) -> None:
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
     config.pluginmanager.register(NtddSession(config, settings), "ntdd-session")
+    for name, extra in (
+        ("ntdd-shard", shard_plugin(config)),
+        ("ntdd-durations", durations_recorder(config)),
+        ("ntdd-summary", summary_writer(config)),
+    ):
+        if extra is not None:
+            config.pluginmanager.register(extra, name)
 
 
 def _settings(config: pytest.Config) -> Settings:

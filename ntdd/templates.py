@@ -26,12 +26,14 @@ def template_dir() -> Path:
 def render_fingerprint(version: str, template: Path | None = None) -> str:
     """A hash of everything besides the notebook that a rendering depends on.
 
-    ntdd's version, its templates, the code that renders, and a template of
-    the user's own. A module whose header records the same fingerprint and
-    notebook hash would render to the same bytes: export can skip it.
+    ntdd's version, its module templates (`*.py.j2`: not the workflow's, so
+    that a change to CI does not make every module stale), the code that
+    renders, and a template of the user's own. A module whose header records
+    the same fingerprint and notebook hash would render to the same bytes:
+    export can skip it.
     """
     digest = hashlib.sha256(version.encode())
-    files = sorted(template_dir().glob("*.j2")) + [
+    files = sorted(template_dir().glob("*.py.j2")) + [
         Path(__file__).parent / name for name in _RENDERING_CODE
     ]
     if template is not None:

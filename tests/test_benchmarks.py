@@ -35,6 +35,7 @@ def test_the_benchmark_script_runs_every_workload_on_a_tiny_size(tmp_path: Path)
         "4. Memory",
         "5. Export",
         "6. Parallel",
+        "7. Shards",
     ):
         assert f"## {heading}" in report
     assert "| 10 | " in report and "| 1\u00d7 |" in report  # setup ran once for 10 tests

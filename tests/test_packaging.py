@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,6 +13,7 @@ import pytest
 from conftest import ROOT
 
 import ntdd
+from ntdd import templates
 from ntdd.templates import MODULE_TEMPLATE, template_dir
 
 
@@ -22,6 +24,20 @@ def test_version_comes_from_the_installed_metadata() -> None:
 def test_the_templates_are_found() -> None:
     folder = template_dir()
     assert {MODULE_TEMPLATE, "_header.py.j2", "_test.py.j2"} <= {p.name for p in folder.iterdir()}
+
+
+def test_the_workflow_template_is_no_part_of_the_modules_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Changing CI must not make every exported module stale."""
+    copy = shutil.copytree(templates.template_dir(), tmp_path / "templates")
+    monkeypatch.setattr(templates, "template_dir", lambda: copy)
+    fingerprint = templates.render_fingerprint.__wrapped__
+    before = fingerprint("1.0")
+    (copy / "workflow.yml.j2").write_text("name: changed\n")
+    assert fingerprint("1.0") == before
+    (copy / "_test.py.j2").write_text("changed\n")
+    assert fingerprint("1.0") != before
 
 
 def test_the_plugin_console_script_and_exporter_are_registered() -> None:

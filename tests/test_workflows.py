@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import shutil
 import subprocess
-import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from conftest import ROOT
+from conftest import HAVE_TORCH, ROOT, write_notebook
+from gha import VENV_PATH, JobRun, load_job, run_job, run_script
 
 from ntdd.cli import main
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
-VENV_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `ntdd` on PATH
 
 
 def actionlint_command() -> tuple[list[str], dict[str, str]] | None:
@@ -31,11 +32,19 @@ def actionlint_command() -> tuple[list[str], dict[str, str]] | None:
     return None
 
 
-def actionlint(*files: Path) -> subprocess.CompletedProcess[str]:
+def actionlint(*files: Path, labels: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    """Lint *files*; *labels* are self-hosted runner labels, declared as actionlint's
+    configuration declares them."""
     found = actionlint_command()
     if found is None:
         pytest.skip("actionlint is not installed (.ci/run installs it with npm)")
     command, env = found
+    if labels and command[0] == shutil.which("actionlint"):
+        config = files[0].parent / "actionlint-config.yaml"
+        config.write_text(yaml.safe_dump({"self-hosted-runner": {"labels": list(labels)}}))
+        command = [*command, "-config-file", str(config)]
+    else:
+        command = [*command, *(arg for label in labels for arg in ("--label", label))]
     return subprocess.run(
         [*command, *map(str, files)], capture_output=True, text=True, env={**os.environ, **env}
     )
@@ -60,37 +69,6 @@ def test_actionlint_does_find_problems() -> None:
         bad.unlink()
 
 
-@pytest.mark.parametrize("check", [True, False])
-def test_init_writes_a_workflow_that_passes_actionlint(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, check: bool
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    args = ["init", "--notebooks", "my notebooks", "--python", "3.12"]
-    assert main(args + ([] if check else ["--no-check"])) == 0
-    path = tmp_path / ".github" / "workflows" / "ntdd.yml"
-    workflow = yaml.safe_load(path.read_text())
-    steps = workflow["jobs"]["notebooks"]["steps"]
-    assert any("ntdd export --check" in s.get("run", "") for s in steps) is check
-    assert any("--ntdd --nbval-lax" in s.get("run", "") for s in steps)
-    assert workflow[True]["pull_request"]["paths"][0] == "**/*.ipynb"  # YAML reads `on` as True
-    done = actionlint(path)
-    assert done.returncode == 0, done.stdout
-
-
-def test_init_never_overwrites_without_force(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / ".github" / "workflows" / "ntdd.yml"
-    path.parent.mkdir(parents=True)
-    path.write_text("name: mine\n")
-    assert main(["init"]) == 2
-    assert path.read_text() == "name: mine\n"
-    assert "exists; not overwriting it (use --force)" in capsys.readouterr().err
-    assert main(["init", "--force"]) == 0
-    assert "ntdd" in path.read_text()
-
-
 def test_the_pre_commit_hooks_run_ntdd() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     entries = {hook["id"]: hook["entry"] for hook in hooks}
@@ -107,90 +85,446 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-# -- the run: steps of the project's own workflow, run here ---------------------
+# -- a user's repository, for `ntdd init` ---------------------------------------
 
-_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+NOTEBOOKS = {
+    "notebooks/ch1/intro.ipynb": [
+        "from helpers import double",
+        "import pathlib\nvalues = pathlib.Path('data/values.csv').read_text().split()",
+        "# TEST: doubles\nassert double(2) == 4",
+        "# TEST: the data is there\nassert values == ['1', '2', '3']",
+    ],
+    "notebooks/ch1/devices.ipynb": [
+        "size = 3",
+        "# TEST\ndef test_on_device(device):\n    assert str(device) in ('cpu', 'cuda')",
+        "# TEST: size\nassert size == 3",
+    ],
+    "notebooks/ch2/train.ipynb": [
+        "losses = [3, 2, 1]",
+        "# TEST: the loss goes down\nassert losses == sorted(losses, reverse=True)",
+    ],
+    "notebooks/ch2/evaluate.ipynb": [
+        "score = 0.9",
+        "# TEST: a good score\nassert score > 0.5",
+        "# TEST: a score\nassert 0 <= score <= 1",
+    ],
+}
+FILES = {
+    "notebooks/ch1/helpers.py": "def double(x):\n    return 2 * x\n",
+    "notebooks/ch1/data/values.csv": "1 2 3\n",
+    "requirements.txt": "pyyaml\n",
+    "README.md": "# A course\n",
+    "docs/guide.md": "How to read the course.\n",
+    ".gitignore": ".ipynb_checkpoints/\n__pycache__/\n",
+}
+EVERY_NOTEBOOK = sorted(NOTEBOOKS)
 
 
-def run_steps(
-    event: str, base: str, tmp_path: Path
-) -> list[tuple[str, subprocess.CompletedProcess[str]]]:
-    """Run each `run:` step of notebooks.yml as GitHub would, in order, honouring `if:`."""
-    workflow = yaml.safe_load((WORKFLOWS / "notebooks.yml").read_text())
-    contexts = {
-        "github.event_name": event,
-        "github.event.pull_request.base.sha": base,
-        "runner.temp": str(tmp_path),
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=ntdd", "-c", "user.email=ntdd@example.invalid", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def commit(repo: Path, message: str) -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "--no-gpg-sign", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A course repository: notebooks in chapter folders, a helper and data beside
+    them, a requirements.txt; committed on main, and the working directory."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = tmp_path / "course"
+    for name, cells in NOTEBOOKS.items():
+        write_notebook(root / name, cells)
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "a course")
+    monkeypatch.chdir(root)
+    return root
+
+
+def dry_run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[str, str]:
+    """`ntdd init --dry-run ARGS`: the workflow it prints, and its notes."""
+    capsys.readouterr()
+    assert main(["init", "--dry-run", *args]) == 0
+    printed = capsys.readouterr()
+    return printed.out, printed.err
+
+
+def steps(workflow: str, job: str = "notebooks") -> dict[str, dict[str, Any]]:
+    return {s.get("name", s.get("uses", "")): s for s in load_job(workflow, job)["steps"]}
+
+
+def change(repo: Path, edits: dict[str, str | None]) -> str:
+    """On a new branch, write (or delete, for None) files and commit; the new HEAD."""
+    git(repo, "checkout", "-q", "-b", "change")
+    for name, text in edits.items():
+        if text is None:
+            (repo / name).unlink()
+        else:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(text)
+    return commit(repo, "a change")
+
+
+def junit_cases(report: Path) -> set[tuple[str, str]]:
+    """(classname, name) of every test in a JUnit report: classname names the notebook."""
+    root = ET.parse(report).getroot()
+    return {(case.get("classname", ""), case.get("name", "")) for case in root.iter("testcase")}
+
+
+# -- ntdd init: what it decides from the repository ----------------------------
+
+
+def test_init_leaves_out_the_check_when_no_module_is_committed_and_says_so(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys)
+    assert not any("export --check" in str(step) for step in steps(workflow).values())
+    assert "no generated test modules are committed" in notes
+    assert "leaves out `ntdd export --check`" in notes
+    # It would have failed: there is nothing to check.
+    done = run_script("ntdd export --check notebooks", repo, {"PATH": VENV_PATH})
+    assert done.returncode == 1 and "missing: not exported yet" in done.stdout
+
+
+def test_init_checks_committed_modules_and_says_so(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", "notebooks"]) == 0
+    commit(repo, "the exported modules")
+    workflow, notes = dry_run(capsys)
+    check = steps(workflow)["Check the generated test modules are current"]
+    assert check["run"] == "xargs -d '\\n' ntdd export --check < \"$RUNNER_TEMP/notebooks.txt\""
+    assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
+
+
+def test_exported_but_uncommitted_modules_are_not_checked(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / ".gitignore").write_text("test_*.py\n")
+    assert main(["export", "notebooks"]) == 0
+    workflow, notes = dry_run(capsys)
+    assert "Check the generated test modules are current" not in steps(workflow)
+    assert "4 exported modules not committed" in notes
+
+
+def test_modules_names_the_folder_of_the_modules_to_check(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", "notebooks/ch2", "-o", "tests/notebooks"]) == 0
+    commit(repo, "two modules")
+    workflow, notes = dry_run(capsys, "--modules", "tests/notebooks")
+    check = steps(workflow)["Check the generated test modules are current"]
+    assert check["env"] == {"MODULES": "tests/notebooks"}
+    assert 'ntdd export --check -o "$MODULES"' in check["run"]
+    assert (
+        "warning: 2 notebooks with tests but no committed module "
+        "(notebooks/ch1/devices.ipynb, notebooks/ch1/intro.ipynb)"
+    ) in notes
+
+
+def test_init_finds_the_notebooks_folder_and_what_to_install(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "pyproject.toml").write_text('[project]\nname = "course"\nversion = "1"\n')
+    workflow, notes = dry_run(capsys)
+    assert load_job(workflow, "notebooks")["steps"][1]["env"]["NOTEBOOKS"] == "notebooks"
+    on = yaml.safe_load(workflow)[True]  # YAML reads `on` as True
+    assert "notebooks/**" in on["pull_request"]["paths"]
+    assert "**/requirements*.txt" in on["push"]["paths"]
+    install = steps(workflow)["Install"]["run"]
+    assert "pip install -r requirements.txt" in install and "pip install -e ." in install
+    assert steps(workflow)["actions/setup-python@v5"]["with"]["cache-dependency-path"] == (
+        "requirements.txt"
+    )
+    assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
+    assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
+
+
+def test_init_warns_of_a_notebook_that_cannot_be_read(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "notebooks" / "broken.ipynb").write_text("")
+    _, notes = dry_run(capsys)
+    assert "warning: notebooks/broken.ipynb: empty file, not a notebook" in notes
+    assert "5 notebooks in notebooks/, 4 with # TEST cells" in notes
+
+
+def test_outside_git_the_modules_on_disk_count_as_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(tmp_path / "nbs" / "a.ipynb", ["# TEST\nassert True"])
+    assert main(["export", str(tmp_path / "nbs")]) == 0
+    monkeypatch.chdir(tmp_path)
+    workflow, notes = dry_run(capsys)
+    assert "Check the generated test modules are current" in steps(workflow)
+    assert "(not a git repository: files on disk count as committed)" in notes
+
+
+def test_without_a_dependency_file_pip_is_not_cached(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """setup-python's pip cache fails a job that has no file to key it on."""
+    (repo / "requirements.txt").unlink()
+    workflow, _ = dry_run(capsys)
+    assert "cache" not in steps(workflow)["actions/setup-python@v5"]["with"]
+    assert "requirements" not in steps(workflow)["Install"]["run"]
+
+
+def test_dry_run_prints_the_workflow_and_writes_nothing(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys)
+    assert yaml.safe_load(workflow)["name"] == "notebooks"
+    assert notes.startswith("ntdd: ") and "ntdd:" not in workflow
+    assert not (repo / ".github").exists()
+
+
+def test_init_never_overwrites_without_force(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = repo / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text("name: mine\n")
+    assert main(["init"]) == 2
+    assert path.read_text() == "name: mine\n"
+    assert "exists; not overwriting it (use --force)" in capsys.readouterr().err
+    assert main(["init", "--force"]) == 0
+    assert "ntdd" in path.read_text()
+    assert f"{path.relative_to(repo)}: written" in capsys.readouterr().out
+
+
+def test_init_outside_the_top_folder_is_refused(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(repo / "notebooks")
+    assert main(["init"]) == 2
+    assert "run `ntdd init` in the top folder of the repository" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--shards", "0"], "--shards 0: expected 1 to 256 machines"),
+        (["--gpu-runner", "a,b"], "--gpu-runner 'a,b': expected a runner label"),
+        (["--notebooks", "nowhere"], "--notebooks nowhere: no such folder"),
+    ],
+)
+def test_bad_init_options_are_bad_input(
+    repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["init", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_faults_adds_the_faults_report_to_the_summary(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys, "--faults")
+    step = steps(workflow)["Report which faults the tests catch"]
+    assert step["run"] == (
+        "xargs -d '\\n' ntdd faults --report \"$GITHUB_STEP_SUMMARY\""
+        ' < "$RUNNER_TEMP/notebooks.txt"'
+    )
+    assert "faults" in notes
+    assert "ntdd faults" not in dry_run(capsys)[0]
+
+
+def test_gpu_runner_adds_a_cuda_job_and_the_cpu_job_keeps_the_rest(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu-a100")
+    gpu = load_job(workflow, "gpu")
+    assert gpu["runs-on"] == ["self-hosted", "gpu-a100"]
+    assert (
+        "pytest --ntdd --ntdd-devices cuda"
+        in steps(workflow, "gpu")["Run the notebooks' tests on the GPU"]["run"]
+    )
+    assert "--ntdd-devices cpu" in steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "labelled 'gpu-a100'" in notes
+    assert "gpu" not in yaml.safe_load(dry_run(capsys)[0])["jobs"]
+
+
+def test_shards_writes_a_matrix_of_shards(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workflow, notes = dry_run(capsys, "--shards", "4")
+    job = load_job(workflow, "notebooks")
+    assert job["strategy"] == {"fail-fast": False, "matrix": {"shard": [1, 2, 3, 4]}}
+    run = steps(workflow)["Run the notebooks' tests"]
+    assert run["env"] == {"SHARD": "${{ matrix.shard }}"}
+    assert '--ntdd-shard="$SHARD/4" -n auto --ntdd-durations=.ntdd-durations.json' in run["run"]
+    assert "pytest-xdist" in steps(workflow)["Install"]["run"]
+    assert "over 4 machines" in notes
+    assert "strategy" not in load_job(dry_run(capsys)[0], "notebooks")
+
+
+VARIANTS = {
+    "plain": [],
+    "committed modules": ["--modules", "notebooks"],
+    "no check": ["--no-check"],
+    "everything": ["--faults", "--gpu-runner", "gpu", "--shards", "3", "--python", "3.12"],
+    "notebooks at the top": ["--notebooks", "."],
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_init_writes_workflows_that_pass_actionlint(
+    repo: Path, capsys: pytest.CaptureFixture[str], variant: str
+) -> None:
+    workflow, _ = dry_run(capsys, *VARIANTS[variant])
+    path = repo / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = actionlint(path, labels=["gpu"])
+    assert done.returncode == 0, done.stdout
+
+
+# -- picking the notebooks to test ---------------------------------------------
+
+
+def pick(workflow: str | Path, repo: Path, tmp_path: Path, base: str) -> JobRun:
+    """Run a pull request's pick step, and no further."""
+    return run_job(
+        workflow,
+        "notebooks",
+        repo=repo,
+        temp=tmp_path / "ci",
+        event="pull_request",
+        base=base,
+        until="Pick the notebooks to test",
+    )
+
+
+PICKED = {
+    "notebooks/ch2/train.ipynb": ["notebooks/ch2/train.ipynb"],
+    "requirements.txt": EVERY_NOTEBOOK,
+    "notebooks/ch1/helpers.py": EVERY_NOTEBOOK,
+    "notebooks/ch1/data/values.csv": EVERY_NOTEBOOK,
+    "conftest.py": EVERY_NOTEBOOK,
+    "pyproject.toml": EVERY_NOTEBOOK,
+    "pytest.ini": EVERY_NOTEBOOK,
+    "poetry.lock": EVERY_NOTEBOOK,
+    ".github/workflows/ntdd.yml": EVERY_NOTEBOOK,
+    "README.md": [],
+    "docs/guide.md": [],
+    ".github/workflows/other.yml": [],
+}
+
+
+@pytest.mark.parametrize("changed", PICKED)
+def test_a_pull_request_tests_what_its_change_can_break(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], changed: str
+) -> None:
+    workflow, _ = dry_run(capsys)
+    base = git(repo, "rev-parse", "HEAD")
+    change(repo, {changed: "changed\n"})
+    done = pick(workflow, repo, tmp_path, base)
+    assert sorted(done.notebooks()) == PICKED[changed]
+    assert done.outputs["pick"]["count"] == str(len(PICKED[changed]))
+    reason = f"{changed} changed, so every notebook" if len(PICKED[changed]) > 1 else ""
+    assert reason in done.summary
+
+
+def test_a_deleted_notebook_is_not_tested(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, _ = dry_run(capsys)
+    base = git(repo, "rev-parse", "HEAD")
+    change(repo, {"notebooks/ch2/train.ipynb": None})
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="pull_request", base=base
+    )
+    assert done.notebooks() == [] and done.ran == ["Pick the notebooks to test"]
+
+
+def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "flat"
+    write_notebook(root / "a.ipynb", ["# TEST\nassert True"])
+    write_notebook(root / "b.ipynb", ["# TEST\nassert True"])
+    (root / "data.csv").write_text("1\n")
+    git(root, "init", "-q", "-b", "main")
+    base = commit(root, "flat")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys)
+    assert yaml.safe_load(workflow)[True]["pull_request"] is None  # every change starts it
+    change(root, {"data.csv": "2\n", ".github/other.yml": "x\n"})
+    done = pick(workflow, root, tmp_path, base)
+    assert done.notebooks() == ["a.ipynb", "b.ipynb"]
+
+
+def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """notebooks.yml picks as the generated workflow does, with ntdd's own sources
+    among what every notebook depends on."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = tmp_path / "ntdd"
+    shutil.copytree(ROOT / "sample_notebooks", root / "sample_notebooks")
+    for name in ("ntdd/cli.py", "templates/module.py.j2", "README.md", "tests/conftest.py"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("x\n")
+    git(root, "init", "-q", "-b", "main")
+    base = commit(root, "ntdd")
+    samples = sorted(f"sample_notebooks/{p.name}" for p in ROOT.glob("sample_notebooks/*.ipynb"))
+    expected = {
+        "ntdd/cli.py": samples,
+        "templates/module.py.j2": samples,
+        "tests/conftest.py": samples,
+        "sample_notebooks/data/people.csv": samples,
+        "sample_notebooks/test_data_prep.py": samples,
+        "sample_notebooks/data_prep.ipynb": ["sample_notebooks/data_prep.ipynb"],
+        "README.md": [],
     }
-    outputs: dict[str, dict[str, str]] = {}
-    ran = []
-    for step in workflow["jobs"]["notebooks"]["steps"]:
-        if "run" not in step or not _condition(step.get("if"), outputs):
-            continue
-        output_file = tmp_path / "output.txt"
-        output_file.write_text("")
-        env = {k: _expand(str(v), contexts) for k, v in step.get("env", {}).items()}
-        env.update(
-            RUNNER_TEMP=str(tmp_path),
-            GITHUB_OUTPUT=str(output_file),
-            GITHUB_EVENT_NAME=event,
-            # pip gives up at once on an index this machine cannot reach
-            # (download.pytorch.org) and goes on with the others.
-            PIP_RETRIES="0",
-            PIP_TIMEOUT="5",
-            PATH=VENV_PATH,
-        )
-        # The install step resolves and builds everything, and installs nothing:
-        # the environment running this test is the one it would install.
-        script = step["run"].replace("pip install ", "pip install --dry-run ")
-        done = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-            cwd=ROOT,
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-        )
-        ran.append((step.get("name", step["run"][:30]), done))
-        assert done.returncode == 0, f"{step.get('name')}:\n{done.stdout}\n{done.stderr}"
-        if "id" in step:
-            lines = output_file.read_text().splitlines()
-            outputs[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
-    return ran
+    git(root, "checkout", "-q", "-b", "change")
+    for changed, picked in expected.items():
+        git(root, "reset", "-q", "--hard", base)
+        (root / changed).write_text("changed\n")
+        commit(root, f"change {changed}")
+        done = pick(WORKFLOWS / "notebooks.yml", root, tmp_path / changed, base)
+        assert sorted(done.notebooks()) == picked, changed
 
 
-def _expand(text: str, contexts: dict[str, str]) -> str:
-    return _EXPRESSION.sub(lambda m: contexts[m.group(1)], text)
-
-
-def _condition(expression: Any, outputs: dict[str, dict[str, str]]) -> bool:
-    """The `if:` forms the workflow uses: `steps.<id>.outputs.<key> != '<value>'`."""
-    if expression is None:
-        return True
-    clauses = [c.strip() for c in str(expression).split("&&") if c.strip() != "always()"]
-    for clause in clauses:
-        match = re.fullmatch(r"steps\.(\w+)\.outputs\.(\w+) != '(.*)'", clause)
-        assert match, f"the test does not understand `if: {expression}`"
-        if outputs.get(match[1], {}).get(match[2]) == match[3]:
-            return False
-    return True
+# -- every run: step, run here -------------------------------------------------
 
 
 @pytest.mark.slow
 def test_every_run_step_of_the_notebooks_workflow_works_on_a_push(tmp_path: Path) -> None:
-    ran = run_steps("push", "", tmp_path)
-    names = [name for name, _ in ran]
-    assert names == [
-        "Install",
+    done = run_job(
+        WORKFLOWS / "notebooks.yml",
+        "notebooks",
+        repo=ROOT,
+        temp=tmp_path,
+        event="push",
+        install="dry-run",
+    )
+    assert done.ran == [
         "Pick the notebooks to test",
+        "Install",
         "Check the exported modules are current",
         "Run the notebooks' tests beside nbval",
     ]
-    picked = (tmp_path / "notebooks.txt").read_text().split()
+    picked = done.notebooks()
     assert picked == sorted(
         str(p.relative_to(ROOT)) for p in (ROOT / "sample_notebooks").glob("*.ipynb")
     )
     report = (tmp_path / "ntdd-junit.xml").read_text()
     assert 'name="test_one_logit_per_class"' in report
+    assert "✅ ntdd:" in done.summary and " passed" in done.summary
 
 
 @pytest.mark.slow
@@ -198,6 +532,140 @@ def test_on_a_pull_request_only_changed_notebooks_are_tested(tmp_path: Path) -> 
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     if head.returncode != 0:
         pytest.skip("not a git checkout")
-    ran = run_steps("pull_request", head.stdout.strip(), tmp_path)
-    assert [name for name, _ in ran] == ["Install", "Pick the notebooks to test"]  # none changed
-    assert (tmp_path / "notebooks.txt").read_text() == ""
+    done = run_job(
+        WORKFLOWS / "notebooks.yml",
+        "notebooks",
+        repo=ROOT,
+        temp=tmp_path,
+        event="pull_request",
+        base=head.stdout.strip(),
+    )
+    assert done.ran == ["Pick the notebooks to test"]  # none changed
+    assert done.notebooks() == []
+
+
+@pytest.mark.slow
+def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", "notebooks"]) == 0
+    commit(repo, "the exported modules")
+    workflow, _ = dry_run(capsys)
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push", install="dry-run"
+    )
+    assert done.ran == [
+        "Pick the notebooks to test",
+        "Install",
+        "Check the generated test modules are current",
+        "Run the notebooks' tests",
+    ]
+    assert done.notebooks() == EVERY_NOTEBOOK
+    cases = junit_cases(tmp_path / "ci" / "ntdd-junit.xml")
+    assert ("notebooks.ch1.intro.ipynb", "test_doubles") in cases
+    assert ("notebooks.ch1.intro.ipynb", "Cell 0") in cases  # nbval ran the setup cells
+    assert (
+        "✅ ntdd: 12 passed, 8 skipped" in done.summary
+    )  # skipped: cuda, and nbval's # TEST cells
+
+
+@pytest.mark.slow
+def test_a_generated_workflow_without_modules_passes_on_a_push(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, _ = dry_run(capsys)
+    done = run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push")
+    assert done.ran == ["Pick the notebooks to test", "Install", "Run the notebooks' tests"]
+    assert {c for c, _ in junit_cases(tmp_path / "ci" / "ntdd-junit.xml")} == {
+        nb.replace("/", ".") for nb in EVERY_NOTEBOOK
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("changed", "tested"),
+    [
+        ({"notebooks/ch2/train.ipynb": None}, ["notebooks/ch2/train.ipynb"]),
+        ({"requirements.txt": "pyyaml>=5\n"}, EVERY_NOTEBOOK),
+    ],
+    ids=["a notebook", "only requirements.txt"],
+)
+def test_a_pull_request_runs_the_tests_of_what_it_changes(
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    changed: dict[str, str | None],
+    tested: list[str],
+) -> None:
+    workflow, _ = dry_run(capsys)
+    base = git(repo, "rev-parse", "HEAD")
+    if "notebooks/ch2/train.ipynb" in changed:  # a real edit: one more test
+        cells = [*NOTEBOOKS["notebooks/ch2/train.ipynb"], "# TEST: three\nassert len(losses) == 3"]
+        git(repo, "checkout", "-q", "-b", "change")
+        write_notebook(repo / "notebooks/ch2/train.ipynb", cells)
+        commit(repo, "a test more")
+    else:
+        change(repo, changed)  # type: ignore[arg-type]
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="pull_request", base=base
+    )
+    assert done.notebooks() == tested
+    assert "Run the notebooks' tests" in done.ran
+    ran = {c for c, _ in junit_cases(tmp_path / "ci" / "ntdd-junit.xml")}
+    assert ran == {nb.replace("/", ".") for nb in tested}
+
+
+@pytest.mark.slow
+def test_a_sharded_matrix_runs_every_test_exactly_once(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["export", "notebooks"]) == 0
+    commit(repo, "the exported modules")
+    sharded, _ = dry_run(capsys, "--shards", "3")
+    whole, _ = dry_run(capsys)
+    run_job(whole, "notebooks", repo=repo, temp=tmp_path / "whole", event="push")
+    everything = junit_cases(tmp_path / "whole" / "ntdd-junit.xml")
+    shards = []
+    for shard in (1, 2, 3):
+        temp = tmp_path / f"shard{shard}"
+        done = run_job(
+            sharded, "notebooks", repo=repo, temp=temp, event="push", matrix={"shard": shard}
+        )
+        checked = "Check the generated test modules are current" in done.ran
+        assert checked is (shard == 1)  # once is enough
+        shards.append(junit_cases(temp / "ntdd-junit.xml"))
+        recorded = json.loads((temp / "ntdd-durations.json").read_text())
+        assert set(recorded) == {
+            c.removesuffix(".ipynb").replace(".", "/") + ".ipynb" for c, _ in shards[-1]
+        }
+    assert set().union(*shards) == everything
+    assert sum(map(len, shards)) == len(everything)  # no test twice
+    notebooks = [{c for c, _ in shard} for shard in shards]
+    assert all(notebooks)  # four notebooks, three shards: none is empty
+    assert sum(map(len, notebooks)) == len(NOTEBOOKS)  # no notebook split
+
+
+@pytest.mark.slow
+def test_the_gpu_job_runs_the_device_tests_on_cuda(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, _ = dry_run(capsys, "--gpu-runner", "gpu")
+    check = "Check that torch sees a GPU"
+    gpu = run_job(workflow, "gpu", repo=repo, temp=tmp_path / "gpu", event="push", skip=[check])
+    assert gpu.ran == [
+        "Pick the notebooks to test",
+        "Install",
+        "Run the notebooks' tests on the GPU",
+    ]
+    on_gpu = {name for _, name in junit_cases(tmp_path / "gpu" / "ntdd-junit.xml")}
+    assert "test_on_device[cuda]" in on_gpu and "test_on_device[cpu]" not in on_gpu
+    run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "cpu", event="push")
+    on_cpu = {name for _, name in junit_cases(tmp_path / "cpu" / "ntdd-junit.xml")}
+    assert "test_on_device[cpu]" in on_cpu and "test_on_device[cuda]" not in on_cpu
+    if HAVE_TORCH:  # and no GPU here: the check says so, and fails the job
+        import torch
+
+        if not torch.cuda.is_available():
+            script = steps(workflow, "gpu")[check]["run"]
+            done = run_script(script, repo, {"PATH": VENV_PATH})
+            assert done.returncode == 1 and "torch sees no CUDA GPU" in done.stderr

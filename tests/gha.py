@@ -1,0 +1,164 @@
+"""Runs the `run:` steps of a GitHub Actions job here, as a runner would.
+
+Steps run in order in bash (`-eo pipefail`, as `defaults: run: shell: bash`
+makes GitHub run them), in the repository's folder, with the runner's files
+(`$RUNNER_TEMP`, `$GITHUB_OUTPUT`, `$GITHUB_STEP_SUMMARY`), `${{ }}`
+expressions filled in from the event and the matrix, and `if:` honoured.
+`uses:` steps (checkout, setup-python, upload) are GitHub's own and are left
+out: the repository is already here, and so is Python.
+
+Installs: the environment running the tests is the one a workflow would
+install. `install="dry-run"` lets pip resolve every requirement and install
+nothing (ntdd itself resolves from this checkout); `install="none"` leaves
+the pip lines out, where another test already resolved them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from conftest import ROOT
+
+VENV_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `ntdd` on PATH
+_EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+_PIP_LINE = re.compile(r"^(\s*)python3? -m pip install .*$", re.MULTILINE)
+
+
+@dataclass
+class JobRun:
+    """What running a job's steps left behind."""
+
+    temp: Path  # $RUNNER_TEMP
+    ran: list[str] = field(default_factory=list)  # names of the steps run, in order
+    outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        path = self.temp / "summary.md"
+        return path.read_text() if path.exists() else ""
+
+    def notebooks(self) -> list[str]:
+        return (self.temp / "notebooks.txt").read_text().splitlines()
+
+
+def load_job(workflow: Path | str, job: str) -> dict[str, Any]:
+    text = workflow if isinstance(workflow, str) else workflow.read_text()
+    return dict(yaml.safe_load(text)["jobs"][job])
+
+
+def run_job(
+    workflow: Path | str,
+    job: str,
+    *,
+    repo: Path,
+    temp: Path,
+    event: str,
+    base: str = "",
+    matrix: Mapping[str, object] | None = None,
+    install: str = "none",
+    skip: Collection[str] = (),
+    until: str | None = None,
+) -> JobRun:
+    """Run *job*'s `run:` steps; each must succeed. *skip* names steps not to run
+    here; *until* names the last step to run."""
+    temp.mkdir(parents=True, exist_ok=True)
+    contexts = {
+        "github.event_name": event,
+        "github.event.pull_request.base.sha": base,
+        "runner.temp": str(temp),
+        **{f"matrix.{k}": str(v) for k, v in (matrix or {}).items()},
+    }
+    done = JobRun(temp)
+    for step in load_job(workflow, job)["steps"]:
+        if "run" not in step or not _condition(step.get("if"), done.outputs, contexts):
+            continue
+        name = step.get("name", step["run"][:30])
+        if name not in skip:
+            _run_step(step, name, repo, temp, contexts, event, install, done)
+        if name == until:
+            break
+    return done
+
+
+def run_script(script: str, repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=repo,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+    )
+
+
+def _run_step(
+    step: dict[str, Any],
+    name: str,
+    repo: Path,
+    temp: Path,
+    contexts: dict[str, str],
+    event: str,
+    install: str,
+    done: JobRun,
+) -> None:
+    output_file = temp / "output.txt"
+    output_file.write_text("")
+    env = {k: _expand(str(v), contexts) for k, v in step.get("env", {}).items()}
+    env.update(
+        RUNNER_TEMP=str(temp),
+        GITHUB_OUTPUT=str(output_file),
+        GITHUB_STEP_SUMMARY=str(temp / "summary.md"),
+        GITHUB_EVENT_NAME=event,
+        # pip gives up at once on an index this machine cannot reach
+        # (download.pytorch.org) and goes on with the others.
+        PIP_RETRIES="0",
+        PIP_TIMEOUT="5",
+        PATH=VENV_PATH,
+    )
+    result = run_script(_installs(_expand(step["run"], contexts), install), repo, env)
+    done.ran.append(name)
+    assert result.returncode == 0, f"{name}:\n{result.stdout}\n{result.stderr}"
+    if "id" in step:
+        lines = output_file.read_text().splitlines()
+        done.outputs[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def _installs(script: str, install: str) -> str:
+    if install == "none":
+        return _PIP_LINE.sub(r"\1true  # installed already", script)
+    script = script.replace("pip install ", "pip install --dry-run ")
+    script = script.replace('"ntdd[nbval]"', f'"{ROOT}[nbval]"')  # this checkout, not PyPI's
+    return re.sub(r"install --dry-run ntdd$", f'install --dry-run "{ROOT}"', script, flags=re.M)
+
+
+def _expand(text: str, contexts: dict[str, str]) -> str:
+    return _EXPRESSION.sub(lambda m: contexts[m.group(1)], text)
+
+
+def _condition(
+    expression: Any, outputs: dict[str, dict[str, str]], contexts: dict[str, str]
+) -> bool:
+    """The `if:` forms the workflows use, joined by `&&`: `always()`,
+    `steps.<id>.outputs.<key> != '<value>'` and `matrix.<key> == <value>`."""
+    if expression is None:
+        return True
+    clauses = [c.strip() for c in str(expression).split("&&") if c.strip() != "always()"]
+    for clause in clauses:
+        step = re.fullmatch(r"steps\.(\w+)\.outputs\.(\w+) (==|!=) '(.*)'", clause)
+        matrix = re.fullmatch(r"(matrix\.\w+) == (\w+)", clause)
+        assert step or matrix, f"the test does not understand `if: {expression}`"
+        if step:
+            equal = outputs.get(step[1], {}).get(step[2]) == step[4]
+            if equal != (step[3] == "=="):
+                return False
+        elif matrix and contexts.get(matrix[1]) != matrix[2]:
+            return False
+    return True
