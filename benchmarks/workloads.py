@@ -111,5 +111,7 @@ def skewed_notebooks(folder: Path, count: int, seconds: float, seed: int = 14) -
     planned = {f"nb_{i:04d}.ipynb": seconds * d / sum(draws) for i, d in enumerate(draws)}
     for name, sleep in planned.items():
         tests = [f"# TEST: check {j}\nassert waited" for j in range(rng.randint(1, 12))]
-        write_notebook(folder / name, [f"import time\ntime.sleep({sleep:.4f})\nwaited = True", *tests])
+        write_notebook(
+            folder / name, [f"import time\ntime.sleep({sleep:.4f})\nwaited = True", *tests]
+        )
     return planned
