@@ -8,10 +8,12 @@ option).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ntdd.errors import NtddError
 
@@ -56,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     export = _command(sub, "export", _export, "write a pytest module for each notebook")
-    export.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_DIR")
+    export.add_argument("paths", nargs="+", metavar="NOTEBOOK_DIR_OR_MODULE")
     _output_options(export)
     export.add_argument(
         "--force", action="store_true", help="overwrite files that ntdd did not write"
@@ -149,9 +151,19 @@ def _command(
 
 def _output_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
-        "-o", "--output", type=Path, help="folder of the modules (default: beside each notebook)"
+        "-o",
+        "--output",
+        type=Path,
+        help="folder of the modules, mirroring the notebooks' folders below each folder "
+        "given (default: beside each notebook)",
     )
     command.add_argument("--template", type=Path, help="a Jinja template of your own")
+    command.add_argument(
+        "--skip-other-files",
+        action="store_true",
+        help="pass over files that are neither notebooks nor modules ntdd wrote "
+        "(pre-commit hands over every staged file)",
+    )
 
 
 def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
@@ -167,19 +179,22 @@ def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
 
 def _export(args: argparse.Namespace) -> int:
     from ntdd.export import export_notebook
-    from ntdd.files import find_notebooks
 
     out_dir, template = _settings(args)
-    notebooks = list(find_notebooks(args.paths))
-    if not notebooks:
+    pairs = list(_pairs(args.paths, out_dir, args.skip_other_files, located=args.check))
+    if not pairs:
+        if args.skip_other_files:
+            return OK
         print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
         return NOTHING_TO_DO
     if args.check:
-        return _check(notebooks, out_dir, template, args.debug)
+        return _check(pairs, template, args.debug)
     failures = written = 0
-    for notebook in notebooks:
+    for pair in pairs:
         try:
-            done = export_notebook(notebook, out_dir, template, args.force)
+            done = export_notebook(
+                pair.notebook, template=template, force=args.force, target=pair.module
+            )
         except NtddError as e:
             _error(e, args.debug)
             failures += 1
@@ -187,23 +202,21 @@ def _export(args: argparse.Namespace) -> int:
         for warning in done.warnings:
             print(f"ntdd: warning: {warning}", file=sys.stderr)
         if done.status == "no tests":
-            print(f"{notebook}: no test cells; nothing written")
+            print(f"{pair.notebook}: no test cells; nothing written")
             continue
         written += 1
-        print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {notebook})")
+        print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {pair.notebook})")
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
 
 
-def _check(notebooks: list[Path], out_dir: Path | None, template: Path | None, debug: bool) -> int:
+def _check(pairs: list[_Pair], template: Path | None, debug: bool) -> int:
     from ntdd import __version__
     from ntdd.drift import compare, explain
-    from ntdd.export import module_path
 
     listed = failures = 0
-    for notebook in notebooks:
-        module = module_path(notebook, out_dir)
+    for pair in pairs:
         try:
-            drift = compare(notebook, module, template)
+            drift = compare(pair.notebook, pair.module, template)
         except NtddError as e:
             _error(e, debug)
             failures += 1
@@ -212,14 +225,16 @@ def _check(notebooks: list[Path], out_dir: Path | None, template: Path | None, d
             continue  # nothing to export, nothing exported
         reason = explain(drift, __version__)
         if not drift.plan.tests:
-            reason = "stale: the notebook has no test cells any more; delete the module"
+            reason = (
+                "stale: the notebook has no test cells any more; `ntdd sync` removes the module"
+            )
         if reason:
             listed += 1
-            print(f"{module}: {reason}")
+            print(f"{pair.module}: {reason}")
     if failures:
         return BAD_INPUT
     if not listed:
-        print(f"ntdd: {_plural(len(notebooks), 'notebook')} checked; every module is current")
+        print(f"ntdd: {_plural(len(pairs), 'notebook')} checked; every module is current")
     return NOTHING_TO_DO if listed else OK
 
 
@@ -228,9 +243,9 @@ def _sync(args: argparse.Namespace) -> int:
 
     out_dir, template = _settings(args)
     refused = failures = 0
-    for notebook, module in _sync_pairs(args.paths, out_dir):
+    for pair in _pairs(args.paths, out_dir, args.skip_other_files, located=True):
         try:
-            done = sync(notebook, module, args.prefer, template)
+            done = sync(pair.notebook, pair.module, args.prefer, template)
         except SyncConflict as e:
             _error(e, args.debug)
             refused += 1
@@ -240,27 +255,58 @@ def _sync(args: argparse.Namespace) -> int:
             failures += 1
             continue
         cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
-        print(f"{notebook} <-> {module}: {done.action}{cells}")
+        print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
     return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK
 
 
-def _sync_pairs(paths: Sequence[str], out_dir: Path | None) -> Iterator[tuple[Path, Path]]:
-    """(notebook, module) for each path: a module names its notebook in its header."""
-    from ntdd.export import module_path
-    from ntdd.files import find_notebooks
-    from ntdd.regions import parse_header
+class _Pair(NamedTuple):
+    notebook: Path
+    module: Path
 
+
+def _pairs(
+    paths: Sequence[str], out_dir: Path | None, skip_others: bool, located: bool
+) -> Iterator[_Pair]:
+    """(notebook, module) for each path, each pair once.
+
+    A notebook's module is where export writes it; with *located*, where one
+    was written already, if elsewhere. A module names its notebook in its
+    header. With *skip_others*, files that are neither are passed over.
+    """
+    from ntdd import paths as where
+
+    seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.suffix == ".py":
-            text = path.read_text(encoding="utf-8") if path.is_file() else ""
-            header = parse_header(text)
-            if header is None:
-                raise NtddError(f"{path}: not a module written by ntdd (no ntdd header)")
-            yield (path.parent / header.source), path
+            pair = _module_pair(path, skip_others)
+            found = [pair] if pair is not None else []
+        elif skip_others and path.suffix != ".ipynb" and not path.is_dir():
+            continue
         else:
-            for notebook in find_notebooks([path]):
-                yield notebook, module_path(notebook, out_dir)
+            locate = where.find_module if located else where.module_path
+            found = [
+                _Pair(p.notebook, locate(p.notebook, out_dir, p.base))
+                for p in where.notebooks_under([path])
+            ]
+        for pair in found:
+            key = Path(os.path.abspath(pair.notebook))
+            if key not in seen:
+                seen.add(key)
+                yield pair
+
+
+def _module_pair(path: Path, skip_others: bool) -> _Pair | None:
+    from ntdd.module_format import is_generated
+    from ntdd.paths import notebook_of
+
+    try:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    if skip_others and not is_generated(text):
+        return None
+    return _Pair(notebook_of(path, text), path)
 
 
 def _faults(args: argparse.Namespace) -> int:

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from ntdd.errors import NtddError
-from ntdd.export import module_path
 from ntdd.model import Notebook
+from ntdd.paths import module_path
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module

@@ -3,20 +3,24 @@
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from ntdd.errors import ForeignFileError, ModuleEditedError
-from ntdd.files import source_path, write_atomic
+from ntdd.files import line_ending, source_path, write_atomic
 from ntdd.model import Notebook
-from ntdd.names import identifier_from_title
+from ntdd.module_format import (
+    intact,
+    is_generated,
+    parse_header,
+    render_fingerprint,
+    test_definitions,
+    without_version,
+)
+from ntdd.paths import module_path
 from ntdd.plan import content_hash, make_plan
 from ntdd.reader import read_notebook
-from ntdd.regions import intact, is_generated, parse_header
-from ntdd.templates import render_fingerprint
-
-_TEST_DEF = re.compile(r"^(?:async def test|def test|class Test)", re.MULTILINE)
+from ntdd.templates import module_templates
 
 
 @dataclass(frozen=True)
@@ -30,65 +34,53 @@ class Exported:
     warnings: tuple[str, ...] = ()
 
 
-def module_path(notebook: Path, out_dir: Path | None = None) -> Path:
-    """`nb/01-intro.ipynb` -> `<out_dir or nb>/test_01_intro.py`.
-
-    The stem is made an identifier so pytest can import the module, and it
-    cannot name a folder: the module always lands in *out_dir*.
-    """
-    stem = identifier_from_title(notebook.stem) or "test_notebook"
-    folder = out_dir if out_dir is not None else notebook.parent
-    return folder / f"{stem}.py"
-
-
 def export_notebook(
     notebook: Path,
     out_dir: Path | None = None,
     template: Path | None = None,
     force: bool = False,
+    base: Path | None = None,
+    target: Path | None = None,
 ) -> Exported:
-    """Write the test module of *notebook*; leave it alone when it would not change."""
-    target = module_path(notebook, out_dir)
+    """Write the test module of *notebook*; leave it alone when it would not change.
+
+    The module goes to *target*, or where `paths.module_path` puts it.
+    """
+    target = target or module_path(notebook, out_dir, base)
     read = read_notebook(notebook)
     existing = _read_existing(target)
     if existing is not None and _up_to_date(existing, read, target, template):
-        return Exported(notebook, target, "unchanged", count_tests(existing))
+        return Exported(notebook, target, "unchanged", test_definitions(existing))
     plan = make_plan(read)
     if not plan.tests:
         return Exported(notebook, target, "no tests", 0, plan.warnings)
     from ntdd.render import render_module  # Jinja is only needed to render
 
     text = render_module(plan, target.parent, template)
-    if existing == text:
+    if existing is not None and without_version(existing) == without_version(text):
         return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
     if existing is not None and not force:
         ensure_ours(target, existing, notebook)
         ensure_unedited(target, existing)
-    write_atomic(target, text)
+    write_atomic(target, text, line_ending(target))
     return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
 
 
 def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
     """Whether *text* is what rendering *notebook* would write, without rendering.
 
-    The header records the notebook content and the rendering it came from;
-    when both match and the module is intact, rendering would give its bytes.
+    The header records the notebook content and the format and templates it
+    was rendered with; when all match and the module is intact, rendering
+    would give its bytes (the version line aside).
     """
-    from ntdd import __version__
-
     header = parse_header(text)
     return (
         header is not None
         and header.content_hash == content_hash(notebook.cells)
-        and header.render == render_fingerprint(__version__, template)
+        and header.render == render_fingerprint(module_templates(template))
         and header.source == source_path(notebook.path, target.parent)
         and intact(text, header)
     )
-
-
-def count_tests(text: str) -> int:
-    """The test functions and classes a generated module defines."""
-    return len(_TEST_DEF.findall(text))
 
 
 def ensure_ours(target: Path, text: str, notebook: Path) -> None:
@@ -113,6 +105,11 @@ def ensure_unedited(target: Path, text: str) -> None:
             f"{target}: edited since it was exported; not overwriting it "
             "(`ntdd sync` writes the edits back to the notebook, --force discards them)"
         )
+
+
+def read_existing(target: Path) -> str | None:
+    """The module at *target* as text (line ends as LF), or None when there is none."""
+    return _read_existing(target)
 
 
 def _read_existing(target: Path) -> str | None:

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ntdd.errors import NotebookReadError
+from ntdd.errors import NotebookReadError, NtddError
+
+
+class ReadOnlyError(NtddError):
+    """A file ntdd would write is read-only."""
+
 
 SKIP_DIRS = frozenset({".ipynb_checkpoints", "__pycache__", "node_modules", ".git"})
 
@@ -40,27 +46,68 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
     """Write *text* to *path* so that readers see the old file or the new, never half.
 
     The new content goes to a temporary file in the same folder, is flushed to
     disk, and replaces the old file in one rename. An existing file keeps its
-    permissions.
+    permissions; a symlink is written through, to its target; a read-only
+    file is refused. *newline* ends the lines of *text* (`"\r\n"` keeps a
+    CRLF file CRLF). Temporary files a killed run left behind are removed.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else _default_mode()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ReadOnlyError(f"{path}: read-only; not writing it (make it writable first)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stray_temporaries(target)
+    data = text if isinstance(text, bytes) else text.replace("\n", newline).encode("utf-8")
+    mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{_TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent
+    )
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+_TEMP_MARK = "ntdd-"
+
+
+def _remove_stray_temporaries(target: Path) -> None:
+    """Temporary files of a run that was killed mid-write: its process is gone."""
+    prefix = f".{target.name}.{_TEMP_MARK}"
+    for stray in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = stray.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                stray.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, and belongs to someone else
+        return True
+    return True
+
+
+def line_ending(path: Path) -> str:
+    """The line ending a text file uses: CRLF if it has one, else LF."""
+    try:
+        with path.open("rb") as f:
+            return "\r\n" if b"\r\n" in f.read(65536) else "\n"
+    except OSError:
+        return "\n"
 
 
 def _default_mode() -> int:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ntdd.regions import GLOBAL_NOTE, MARKS_COMMENT, Region, regions_of_lines
+from ntdd.module_format import GLOBAL_NOTE, MARKS_COMMENT, Region, regions_of_lines
 
 _TEST_TITLE = re.compile(r"#\s*TEST\s*:?\s*(?P<title>.*?)\s*(?:(?<=\s)@|$)")
 _DEF_LINE = re.compile(r"\s*(?:async\s+)?def\s")

@@ -12,7 +12,9 @@ and `ntdd-<word>` for any mark. This module is the grammar's only home.
 from __future__ import annotations
 
 import ast
+import builtins
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ntdd.model import Cell, Mark
@@ -92,10 +94,17 @@ def _check(mark: Mark) -> None:
     """Marks ntdd acts on take the arguments it can use."""
     if mark.name != "timeout":
         return
-    seconds = mark.args[0] if len(mark.args) == 1 and not mark.kwargs else None
+    seconds = _value(mark.args[0]) if len(mark.args) == 1 and not mark.kwargs else None
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-        given = ", ".join([*map(repr, mark.args), *(f"{k}={v!r}" for k, v in mark.kwargs)])
+        given = ", ".join([*mark.args, *(f"{k}={v}" for k, v in mark.kwargs)])
         raise MarkerError(f"@timeout takes a number of seconds > 0, got @timeout({given})")
+
+
+def _value(text: str) -> object:
+    try:
+        return ast.literal_eval(text)
+    except ValueError:
+        return None
 
 
 def tag_marks(cell: Cell) -> tuple[Mark, ...]:
@@ -132,25 +141,67 @@ def _parse_mark(text: str, word: str, pos: int) -> tuple[Mark, int]:
         return Mark(word), pos
     for end in (i for i, ch in enumerate(text) if ch == ")" and i > pos):
         try:
-            call = ast.parse(f"_{text[pos : end + 1]}", mode="eval").body  # literals only
+            call = ast.parse(f"_{text[pos : end + 1]}", mode="eval").body
         except SyntaxError:
             continue
         assert isinstance(call, ast.Call)
-        return _mark_from_call(word, call), end + 1
+        return mark_from_call(word, call), end + 1
     raise MarkerError(f"unbalanced arguments in @{word}{text[pos:]}")
 
 
-def _mark_from_call(word: str, call: ast.Call) -> Mark:
-    try:
-        args = tuple(ast.literal_eval(a) for a in call.args)
-        kwargs = tuple((k.arg, ast.literal_eval(k.value)) for k in call.keywords if k.arg)
-    except ValueError as e:
-        raise MarkerError(f"@{word} takes literal arguments only ({e})") from e
+def mark_from_call(word: str, call: ast.Call) -> Mark:
+    """A mark from its call's arguments: literals, or built-in exceptions (`raises=`).
+
+    Arguments are kept as source text, written the one way `ast.unparse`
+    writes them, so that a mark reads back as it was written and hashes.
+    """
     if any(k.arg is None for k in call.keywords) or any(
         isinstance(a, ast.Starred) for a in call.args
     ):
         raise MarkerError(f"@{word} takes literal arguments only")
-    if word in ("skip", "xfail") and len(args) == 1 and isinstance(args[0], str):
+    args = tuple(_argument(word, a) for a in call.args)
+    kwargs = tuple((k.arg, _argument(word, k.value)) for k in call.keywords if k.arg)
+    if word in ("skip", "xfail") and len(args) == 1 and _is_string(call.args[0]):
         # A lone string is the reason: `@xfail("issue 12")`.
         return Mark(word, (), (("reason", args[0]), *kwargs))
     return Mark(word, args, kwargs)
+
+
+def _argument(word: str, node: ast.expr) -> str:
+    if not _literal_or_exceptions(node):
+        raise MarkerError(
+            f"@{word} takes literals and built-in exception names only, got {ast.unparse(node)!r}"
+        )
+    return ast.unparse(node)
+
+
+def _literal_or_exceptions(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        found = getattr(builtins, node.id, None)
+        return isinstance(found, type) and issubclass(found, BaseException)
+    if isinstance(node, ast.Tuple) and any(isinstance(e, ast.Name) for e in node.elts):
+        return all(_literal_or_exceptions(e) for e in node.elts)
+    try:
+        ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _is_string(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def format_marks(marks: Iterable[Mark]) -> str:
+    """Marks as the `# TEST` line writes them: `@slow @xfail(reason='why')`."""
+    out = []
+    for m in marks:
+        args = [*m.args, *(f"{k}={v}" for k, v in m.kwargs)]
+        out.append(f"@{m.name}" + (f"({', '.join(args)})" if args else ""))
+    return " ".join(out)
+
+
+def format_test_line(title: str, marks: Iterable[Mark]) -> str:
+    """The `# TEST` line for *title* and *marks*: the inverse of `parse_test_marker`."""
+    written = format_marks(marks)
+    return " ".join(part for part in ("# TEST" + (f": {title}" if title else ""), written) if part)

@@ -39,11 +39,15 @@ class Notebook:
 
 @dataclass(frozen=True)
 class Mark:
-    """A pytest mark on a test: ``@slow``, ``@xfail("why")``, ``@cuda``."""
+    """A pytest mark on a test: ``@slow``, ``@xfail("why")``, ``@cuda``.
+
+    Arguments are source text (``"'why'"``, ``"ZeroDivisionError"``): a mark
+    is written back exactly as read, and marks with lists still hash.
+    """
 
     name: str
-    args: tuple[object, ...] = ()
-    kwargs: tuple[tuple[str, object], ...] = ()
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
 
 
 class TestKind(Enum):

@@ -14,7 +14,7 @@ from nbconvert.exporters import Exporter
 from nbconvert.utils.exceptions import ConversionException
 
 from ntdd.errors import NtddError
-from ntdd.export import module_path
+from ntdd.paths import module_path
 from ntdd.plan import make_plan
 from ntdd.reader import parse_notebook
 from ntdd.render import render_module

@@ -15,22 +15,12 @@ from typing import Any
 import jinja2
 
 from ntdd import markers, source
+from ntdd import module_format as fmt
 from ntdd.errors import TemplateError
 from ntdd.files import source_path
-from ntdd.model import Mark, Plan, TestCell, TestKind
+from ntdd.model import Plan, TestCell, TestKind
 from ntdd.plan import mark_broken
-from ntdd.regions import (
-    CELL_CODE_NOTE,
-    GLOBAL_NOTE,
-    HEADER_FIRST_LINE,
-    marker_id,
-    parse_regions,
-    stamp_hashes,
-)
-from ntdd.templates import MODULE_TEMPLATE, render_fingerprint, template_dir
-
-EMPTY_BODY = "pass  # ntdd: the cell has no statements"
-USES_DEVICE = 'pytest.mark.usefixtures("device")'
+from ntdd.templates import MODULE_TEMPLATE, module_templates, template_dir
 
 
 def render_module(
@@ -56,7 +46,7 @@ def render_module(
             text = _environment(search).get_template(name).render(context)
         except jinja2.TemplateError as e:
             raise TemplateError(f"template {name!r} failed to render: {e}") from e
-        text = stamp_hashes(text.rstrip("\n") + "\n")
+        text = fmt.stamp_hashes(text.rstrip("\n") + "\n")
         broken = _uncompilable_test(text)
         if broken is None:
             break
@@ -101,19 +91,23 @@ def _environment(search: tuple[str, ...]) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["pystr"] = pystr
+    env.filters["docstring"] = docstring_text
     return env
+
+
+def docstring_text(value: str) -> str:
+    """Text that cannot end or break the docstring it is written into."""
+    escaped = value.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in escaped)
 
 
 def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) -> dict[str, Any]:
     nb = plan.notebook.path
     relpath = source_path(nb, module_dir)
+    fingerprint = fmt.render_fingerprint(module_templates(template))
+    header = fmt.Header(relpath, version, plan.content_hash, render=fingerprint)
     return {
-        "header": {
-            "source": relpath,
-            "version": version,
-            "content_hash": plan.content_hash,
-            "render": render_fingerprint(version, template),
-        },
+        "header": fmt.header_text(header),
         "notebook_name": nb.name,
         "notebook_relpath": relpath,
         "uses_device": plan.uses_device,
@@ -132,7 +126,7 @@ def _cells(plan: Plan) -> list[dict[str, Any]]:
                 "kind": "setup",
                 "index": s.cell.index,
                 "id": s.cell.id,
-                "marker": _marker("setup", s.cell.index, s.cell.id),
+                "marker": fmt.marker("setup", s.cell.index, s.cell.id),
                 "code": s.code,
                 "options": options,
             }
@@ -142,17 +136,12 @@ def _cells(plan: Plan) -> list[dict[str, Any]]:
             {
                 "kind": "skipped",
                 "index": k.cell.index,
-                "marker": _marker("skipped", k.cell.index, k.cell.id),
+                "marker": fmt.marker("skipped", k.cell.index, k.cell.id),
                 "reason": k.reason,
             }
         )
     cells += [_test_view(t) for t in plan.tests]
     return sorted(cells, key=lambda r: int(r["index"]))
-
-
-def _marker(kind: str, index: int, cell_id: str | None) -> str:
-    safe = marker_id(cell_id)
-    return f"# %% ntdd {kind}: cell {index}" + (f", id {safe}" if safe else "")
 
 
 def _comment(line: str) -> str:
@@ -169,54 +158,30 @@ def _test_view(test: TestCell) -> dict[str, Any]:
         "index": test.cell.index,
         "id": test.cell.id,
         "name": test.names[0],
-        "marker": _marker("test", test.cell.index, test.cell.id),
+        "marker": fmt.marker("test", test.cell.index, test.cell.id),
         "code": code,
         "problem": test.problem,
         "first_line": "    " + _comment(markers.first_line(test.cell.source)),
     }
-    marks = [_mark_expr(m) for m in test.marks]
+    marks = [fmt.mark_expression(m) for m in test.marks]
     if test.kind is TestKind.FUNCTIONS:
-        view["tail"] = [f"{m}({n})" for n in test.names for m in marks] + [
-            f"{USES_DEVICE}({n})"
-            for n in test.names
-            if n in test.uses_device and n not in test.device_args
-        ]
+        users = [n for n in test.names if n in test.uses_device and n not in test.device_args]
+        view["tail"] = fmt.marks_tail(test.names, marks, users)
         return view
-    view["decorators"] = marks + ([USES_DEVICE] if test.uses_device else [])
+    view["decorators"] = marks + ([fmt.USES_DEVICE] if test.uses_device else [])
     view["async"] = test.is_async and test.kind is TestKind.STATEMENTS
-    prefix = source.indent_prefix(code)
     if test.kind is TestKind.CELL:
-        view["note"] = f"{prefix}{CELL_CODE_NOTE}: {test.problem} cannot be in a function"
+        view["note"] = fmt.cell_code_note(code, test.problem)
         return view
-    view["body"] = source.indent(_declare_globals(code, test), prefix)
-    if test.kind is TestKind.STATEMENTS and not _has_statements(code):
-        view["body"] += "\n" + prefix + EMPTY_BODY
+    assigned = test.assigned if test.kind is TestKind.STATEMENTS else ()
+    empty = test.kind is TestKind.STATEMENTS and not _has_statements(code)
+    view["body"] = fmt.wrapped_body(code, assigned, test.global_after, empty)
     return view
-
-
-def _declare_globals(code: str, test: TestCell) -> str:
-    """The cell with its names declared global, so that they land in the notebook.
-
-    The declaration goes first, or after the cell's docstring, which must stay
-    the function's first statement.
-    """
-    if test.kind is not TestKind.STATEMENTS or not test.assigned:
-        return code
-    lines = code.split("\n")
-    lines.insert(test.global_after, f"global {', '.join(test.assigned)}  {GLOBAL_NOTE}")
-    return "\n".join(lines)
 
 
 def _has_statements(code: str) -> bool:
     with source.quiet_syntax_warnings():
         return bool(ast.parse(code).body)
-
-
-def _mark_expr(mark: Mark) -> str:
-    if mark.name == "cuda" and not mark.args and not mark.kwargs:
-        return '__ntdd__.needs("cuda")'
-    args = [repr(a) for a in mark.args] + [f"{k}={v!r}" for k, v in mark.kwargs]
-    return f"pytest.mark.{mark.name}" + (f"({', '.join(args)})" if args else "")
 
 
 def _uncompilable_test(text: str) -> tuple[int, str] | None:
@@ -225,7 +190,7 @@ def _uncompilable_test(text: str) -> tuple[int, str] | None:
         with source.quiet_syntax_warnings():
             compile(text, "<ntdd module>", "exec", dont_inherit=True)
     except SyntaxError as e:
-        for region in parse_regions(text):
+        for region in fmt.parse_regions(text):
             if region.kind == "test" and region.start <= (e.lineno or 0) <= region.end:
                 return region.index, f"cannot be compiled in the test module: {e.msg}"
     return None
@@ -233,7 +198,7 @@ def _uncompilable_test(text: str) -> tuple[int, str] | None:
 
 def _check(text: str, template: str, plan: Plan) -> None:
     """The rendering must be Python and carry the header that `sync` relies on."""
-    if not text.startswith(HEADER_FIRST_LINE):
+    if not fmt.is_generated(text):
         raise TemplateError(
             f"template {template!r} must start with the ntdd header "
             '({% include "_header.py.j2" %})'

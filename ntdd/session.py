@@ -18,7 +18,7 @@ from ntdd.collect import NotebookModule
 from ntdd.isolation import ProcessState
 from ntdd.locate import CellLocation
 from ntdd.model import Cell
-from ntdd.regions import parse_header
+from ntdd.module_format import parse_header
 from ntdd.runtime import device_unavailable
 from ntdd.settings import BASELINE, SETTINGS, Settings, counts_of
 from ntdd.timeout import Deadline

@@ -137,14 +137,14 @@ def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
 
 def _module(root: Path, notebook: str, out_dir: Path | None) -> str:
     """The notebook's module, relative to *root*."""
-    from ntdd.export import module_path
+    from ntdd.paths import module_path
 
     module = module_path(root / notebook, out_dir)
     return Path(os.path.relpath(module, root)).as_posix()
 
 
 def _is_generated(path: Path) -> bool:
-    from ntdd.regions import is_generated
+    from ntdd.module_format import is_generated
 
     try:
         with path.open(encoding="utf-8") as f:

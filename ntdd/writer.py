@@ -2,10 +2,11 @@
 
 Jupyter, nbformat and most editors write notebooks as `json.dumps` with one
 indent width, keys in order and a trailing newline. The writer finds the
-settings that reproduce the file exactly, changes the cells' sources, and
-writes the result back with the same settings: outputs, metadata, ids and
-every other cell stay byte for byte. A file those settings cannot reproduce
-is refused rather than reformatted.
+settings that reproduce the file exactly (a byte-order mark and CRLF line
+ends included), changes the cells' sources, and writes the result back with
+the same settings: outputs, metadata, ids and every other cell stay byte for
+byte. A file those settings cannot reproduce is refused rather than
+reformatted.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from typing import Any
 from ntdd.errors import NtddError
 from ntdd.files import write_atomic
 
-_STYLES = [(indent, ascii_only) for indent in (1, 2, 4, 0, None) for ascii_only in (False, True)]
+_STYLES = [
+    (indent, ascii_only) for indent in (1, 2, 4, "\t", 0, None) for ascii_only in (False, True)
+]
+_BOM = "\ufeff"
 
 
 class NotebookWriteError(NtddError):
@@ -27,7 +31,14 @@ class NotebookWriteError(NtddError):
 
 def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
     """Set the source of cells (by index) of the notebook at *path*, atomically."""
-    raw = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotebookWriteError(f"{path}: not UTF-8 text; not changing it") from e
+    bom = _BOM if raw.startswith(_BOM) else ""
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    raw = raw.removeprefix(bom).replace("\r\n", "\n")
     notebook = json.loads(raw)
     if notebook.get("nbformat") != 4:
         raise NotebookWriteError(
@@ -42,14 +53,14 @@ def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
         cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
     new = dump(notebook)
     _validate(raw, new, path)
-    write_atomic(path, new)
+    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"))
 
 
 def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:
     newline = "\n" if raw.endswith("\n") else ""
     for indent, ascii_only in _STYLES:
 
-        def dump(nb: Any, indent: int | None = indent, ascii_only: bool = ascii_only) -> str:
+        def dump(nb: Any, indent: int | str | None = indent, ascii_only: bool = ascii_only) -> str:
             return json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + newline
 
         if dump(notebook) == raw:

@@ -17,7 +17,7 @@ from typing import Any
 
 from xdist.scheduler import LoadScopeScheduling
 
-from ntdd.regions import is_generated
+from ntdd.module_format import is_generated
 
 
 class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]

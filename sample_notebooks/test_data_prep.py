@@ -2,8 +2,8 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
-# ntdd-render: ba4294c7862bc8bb
-# ntdd-frame: 8a00ccca89384641
+# ntdd-render: c0cc2dd8000a6770
+# ntdd-frame: cd249214d5250fa3
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 

@@ -2,8 +2,8 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:50fc73ff5080f9693929924a810b54044002648209d617b57aa102f91e38d789
-# ntdd-render: ba4294c7862bc8bb
-# ntdd-frame: f8fe929e85888284
+# ntdd-render: c0cc2dd8000a6770
+# ntdd-frame: 12dba0c85ed08ff7
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 

@@ -2,8 +2,8 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
-# ntdd-render: ba4294c7862bc8bb
-# ntdd-frame: b0595affd2360a02
+# ntdd-render: c0cc2dd8000a6770
+# ntdd-frame: 8efa1d9363a9b5f9
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 

@@ -12,11 +12,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ntdd import source
-from ntdd.export import module_path
 from ntdd.model import Cell, Notebook, TestCell, TestKind
+from ntdd.module_format import parse_regions
 from ntdd.names import NameRegistry, identifier_from_title
+from ntdd.paths import module_path
 from ntdd.plan import make_plan
-from ntdd.regions import parse_regions
 from ntdd.render import render_module
 from ntdd.source import normalize_newlines
 

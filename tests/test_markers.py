@@ -7,6 +7,7 @@ import pytest
 from ntdd.markers import (
     MarkerError,
     expects_exception,
+    format_test_line,
     is_test_cell,
     parse_test_marker,
     skip_reason,
@@ -47,15 +48,23 @@ def test_a_markdown_cell_is_never_a_test() -> None:
         (
             '# TEST: big batch @slow @xfail("issue 12")',
             "big batch",
-            (Mark("slow"), Mark("xfail", (), (("reason", "issue 12"),))),
+            (Mark("slow"), Mark("xfail", (), (("reason", "'issue 12'"),))),
         ),
-        ('# TEST @skip("no data")', "", (Mark("skip", (), (("reason", "no data"),)),)),
+        ('# TEST @skip("no data")', "", (Mark("skip", (), (("reason", "'no data'"),)),)),
         ("# TEST: gpu path @cuda", "gpu path", (Mark("cuda"),)),
-        ("# TEST: t @timeout(5)", "t", (Mark("timeout", (5,)),)),
+        ("# TEST: t @timeout(5)", "t", (Mark("timeout", ("5",)),)),
         (
             '# TEST: x @xfail(strict=False, reason="a (b) c")',
             "x",
-            (Mark("xfail", (), (("strict", False), ("reason", "a (b) c"))),),
+            (Mark("xfail", (), (("strict", "False"), ("reason", "'a (b) c'"))),),
+        ),
+        (
+            '# TEST: lists @parametrize("n", [1, 2]) @xfail(raises=ZeroDivisionError)',
+            "lists",
+            (
+                Mark("parametrize", ("'n'", "[1, 2]")),
+                Mark("xfail", (), (("raises", "ZeroDivisionError"),)),
+            ),
         ),
         ("# TEST: mail user@example.com", "mail user@example.com", ()),
         ("# TEST: größe prüfen", "größe prüfen", ()),
@@ -71,7 +80,12 @@ def test_the_marker_line_gives_title_and_marks(
 
 @pytest.mark.parametrize(
     "line",
-    ['# TEST: x @xfail("unclosed', "# TEST: x @slow junk", "# TEST: x @skip(reason=some_name)"],
+    [
+        '# TEST: x @xfail("unclosed',
+        "# TEST: x @slow junk",
+        "# TEST: x @skip(reason=some_name)",
+        "# TEST: x @xfail(raises=torch.cuda.OutOfMemoryError)",
+    ],
 )
 def test_a_malformed_mark_is_an_error(line: str) -> None:
     with pytest.raises(MarkerError):
@@ -85,7 +99,21 @@ def test_tags_add_the_same_marks() -> None:
 
 def test_a_mark_on_the_line_wins_over_the_same_tag() -> None:
     marker = parse_test_marker(cell('# TEST: t @xfail("why")', ("ntdd-xfail",)))
-    assert marker.marks == (Mark("xfail", (), (("reason", "why"),)),)
+    assert marker.marks == (Mark("xfail", (), (("reason", "'why'"),)),)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# TEST",
+        "# TEST: a title",
+        "# TEST: t @slow @xfail(reason='why', strict=True)",
+        "# TEST @parametrize('n', [1, 2]) @xfail(raises=(ValueError, TypeError))",
+    ],
+)
+def test_the_test_line_is_written_back_as_it_reads(line: str) -> None:
+    marker = parse_test_marker(cell(line))
+    assert format_test_line(marker.title, marker.marks) == line
 
 
 @pytest.mark.parametrize(

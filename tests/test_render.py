@@ -12,9 +12,9 @@ from conftest import SAMPLES, code, make_notebook, write_notebook
 from ntdd.cli import main
 from ntdd.errors import TemplateError
 from ntdd.model import Notebook
+from ntdd.module_format import parse_header, parse_regions, region_sha
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
-from ntdd.regions import parse_header, parse_regions, region_sha
 from ntdd.render import pystr, render_module
 
 
