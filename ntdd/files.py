@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import os
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -56,7 +57,7 @@ def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
     CRLF file CRLF). Temporary files a killed run left behind are removed.
     """
     target = path.resolve() if path.is_symlink() else path
-    if target.exists() and not os.access(target, os.W_OK):
+    if target.exists() and _read_only(target):
         raise ReadOnlyError(f"{path}: read-only; not writing it (make it writable first)")
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stray_temporaries(target)
@@ -89,6 +90,11 @@ def _remove_stray_temporaries(target: Path) -> None:
         if pid.isdigit() and not _alive(int(pid)):
             with contextlib.suppress(OSError):
                 stray.unlink()
+
+
+def _read_only(path: Path) -> bool:
+    """Marked read-only (no write bit for its owner), or not writable by us."""
+    return not path.stat().st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
 
 
 def _alive(pid: int) -> bool:

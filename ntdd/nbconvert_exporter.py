@@ -1,8 +1,11 @@
-"""`jupyter nbconvert --to ntdd`: the same module `ntdd export` writes.
+"""`jupyter nbconvert --to ntdd`: the same module `ntdd export` writes, with its guards.
 
 Registered under the `nbconvert.exporters` entry point, which also puts
 "ntdd tests" in Jupyter's "Save and Export Notebook As" menu. It renders
-through `make_plan` and `render_module`, exactly as `ntdd export` does.
+through `make_plan` and `render_module`, as `ntdd export` does, and refuses
+what export refuses: a notebook without tests, a file ntdd did not write in
+the way, a module with edits not yet synced. `--output NAME` names the
+module; by default it is `test_<notebook>.py`.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from nbconvert.exporters import Exporter
 from nbconvert.utils.exceptions import ConversionException
 
 from ntdd.errors import NtddError
-from ntdd.paths import module_path
+from ntdd.export import ensure_ours, ensure_unedited, read_existing
+from ntdd.model import Plan
+from ntdd.paths import module_name
 from ntdd.plan import make_plan
 from ntdd.reader import parse_notebook
 from ntdd.render import render_module
@@ -35,21 +40,57 @@ class NtddExporter(Exporter):
         nb_copy, resources = super().from_notebook_node(nb, resources, **kw)
         meta = resources.get("metadata") or {}
         folder = Path(meta.get("path") or ".")
-        notebook = folder / f"{meta.get('name') or 'notebook'}.ipynb"
+        name = meta.get("name") or "notebook"
+        notebook = folder / f"{name}.ipynb"
+        stem = self._module_stem(resources, name, notebook)
+        target = (self._output_dir() or folder) / f"{stem}.py"
         try:
-            plan = make_plan(parse_notebook(nb_copy, notebook))
-            if not plan.tests:
-                raise NtddError(f"{notebook}: no test cells; nothing to export")
-            text = render_module(plan, module_dir=self._output_dir() or folder)
+            plan, text = self._render(nb_copy, notebook, target)
         except NtddError as e:
-            raise ConversionException(str(e)) from e
+            problem = str(e)
+        else:
+            problem = ""
+        if problem:
+            self._fail(problem)
         for warning in plan.warnings:
             self.log.warning("ntdd: %s", warning)
-        resources["unique_key"] = module_path(notebook).stem
+        resources["unique_key"] = stem
         resources["output_extension"] = ".py"
         return text, resources
+
+    def _render(self, nb: Any, notebook: Path, target: Path) -> tuple[Plan, str]:
+        """The module for *notebook*, if export would write it to *target*."""
+        plan = make_plan(parse_notebook(nb, notebook))
+        if not plan.tests:
+            raise NtddError(f"{notebook}: no test cells; nothing to export")
+        text = render_module(plan, module_dir=target.parent)
+        existing = read_existing(target)
+        if existing is not None and existing != text:
+            ensure_ours(target, existing, notebook)
+            ensure_unedited(target, existing)
+        return plan, text
+
+    def _module_stem(self, resources: dict[str, Any], name: str, notebook: Path) -> str:
+        """`--output NAME` where given (nbconvert puts it in `unique_key`), else `test_<name>`."""
+        given = resources.get("unique_key")
+        if isinstance(given, str) and given and given != name:
+            return given.removesuffix(".py")
+        return Path(module_name(notebook)).stem
 
     def _output_dir(self) -> Path | None:
         """Where `--output-dir` sends the module, so its header points back correctly."""
         build_directory = self.config.get("FilesWriter", {}).get("build_directory")
         return Path(build_directory) if build_directory else None
+
+    def _fail(self, message: str) -> Any:
+        """One line, as `ntdd export` says it; nbconvert itself would add a traceback.
+
+        Run from the `jupyter nbconvert` command, the app exits with status 1;
+        anywhere else (Jupyter's export menu), a ConversionException says why.
+        """
+        from nbconvert.nbconvertapp import NbConvertApp
+
+        if NbConvertApp.initialized():
+            self.log.error("ntdd: error: %s", message)
+            NbConvertApp.instance().exit(1)
+        raise ConversionException(message)

@@ -72,10 +72,14 @@ def test_actionlint_does_find_problems() -> None:
 def test_the_pre_commit_hooks_run_ntdd() -> None:
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     entries = {hook["id"]: hook["entry"] for hook in hooks}
-    assert entries == {"ntdd-check": "ntdd export --check", "ntdd-sync": "ntdd sync"}
-    assert all(hook["files"] == r"\.ipynb$" for hook in hooks)
+    assert entries == {
+        "ntdd-check": "ntdd export --check --skip-other-files",
+        "ntdd-sync": "ntdd sync --skip-other-files",
+    }
+    assert all(hook["files"] == r"\.(ipynb|py)$" for hook in hooks)
+    staged = "sample_notebooks/data_prep.ipynb sample_notebooks/test_tiny_classifier.py ntdd/cli.py"
     done = subprocess.run(
-        f"{entries['ntdd-check']} sample_notebooks",
+        f"{entries['ntdd-check']} {staged}",
         shell=True,
         cwd=ROOT,
         capture_output=True,
