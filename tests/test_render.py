@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import SAMPLES, code, make_notebook, write_notebook
+from conftest import ROOT, SAMPLES, code, make_notebook, write_notebook
 
 from ntdd.cli import main
 from ntdd.errors import TemplateError
 from ntdd.model import Notebook
-from ntdd.module_format import parse_header, parse_regions, region_sha
+from ntdd.module_format import FORMAT, parse_header, parse_regions, region_sha, without_version
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import pystr, render_module
@@ -145,3 +147,22 @@ def test_a_broken_template_is_a_clear_error(tmp_path: Path, template: str, messa
     nb = write_notebook(tmp_path / "nb.ipynb", [code("# TEST\nassert True")])
     with pytest.raises(TemplateError, match=message):
         render_module(make_plan(read_notebook(nb)), template=path)
+
+
+def test_a_change_to_the_rendering_bumps_the_format() -> None:
+    """Users' committed modules count as current while the format number and templates
+    are the same; so a change to what ntdd renders must bump `module_format.FORMAT`.
+
+    After a deliberate change: bump FORMAT, re-export the samples, and record the
+    new digest in tests/rendering.json.
+    """
+    recorded = json.loads((ROOT / "tests" / "rendering.json").read_text())
+    digest = hashlib.sha256()
+    for notebook in sorted(SAMPLES.glob("*.ipynb")):
+        text = render_module(make_plan(read_notebook(notebook)), version="0")
+        digest.update(without_version(text).encode())
+    now = {"format": FORMAT, "samples": digest.hexdigest()}
+    if now["format"] == recorded["format"]:
+        assert now["samples"] == recorded["samples"], "the rendering changed: bump FORMAT"
+    else:
+        pytest.fail(f"FORMAT is {FORMAT}: record it in tests/rendering.json: {json.dumps(now)}")
