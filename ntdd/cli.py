@@ -13,9 +13,12 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ntdd.errors import NtddError
+
+if TYPE_CHECKING:
+    from ntdd.parameters import Parameters
 
 OK, NOTHING_TO_DO, BAD_INPUT = 0, 1, 2
 FAULT_NAMES = ("shape", "dtype", "device", "detached", "mode", "unregistered")
@@ -166,21 +169,21 @@ def _output_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None]:
-    """The output folder and template: from the command line, else `[tool.ntdd]`."""
+def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None, Parameters]:
+    """The output folder, template and test parameters: the command line, else `[tool.ntdd]`."""
     from ntdd.config import load_config
 
     config = load_config()
     template = args.template or config.template
     if template is not None and not template.is_file():
         raise NtddError(f"{template}: template not found")
-    return args.output or config.output, template
+    return args.output or config.output, template, config.parameters
 
 
 def _export(args: argparse.Namespace) -> int:
     from ntdd.export import export_notebook
 
-    out_dir, template = _settings(args)
+    out_dir, template, parameters = _settings(args)
     pairs = list(_pairs(args.paths, out_dir, args.skip_other_files, located=args.check))
     if not pairs:
         if args.skip_other_files:
@@ -188,12 +191,16 @@ def _export(args: argparse.Namespace) -> int:
         print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
         return NOTHING_TO_DO
     if args.check:
-        return _check(pairs, template, args.debug)
+        return _check(pairs, template, parameters, args.debug)
     failures = written = 0
     for pair in pairs:
         try:
             done = export_notebook(
-                pair.notebook, template=template, force=args.force, target=pair.module
+                pair.notebook,
+                template=template,
+                force=args.force,
+                target=pair.module,
+                parameters=parameters,
             )
         except NtddError as e:
             _error(e, args.debug)
@@ -209,14 +216,14 @@ def _export(args: argparse.Namespace) -> int:
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
 
 
-def _check(pairs: list[_Pair], template: Path | None, debug: bool) -> int:
+def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, debug: bool) -> int:
     from ntdd import __version__
     from ntdd.drift import compare, explain
 
     listed = failures = 0
     for pair in pairs:
         try:
-            drift = compare(pair.notebook, pair.module, template)
+            drift = compare(pair.notebook, pair.module, template, parameters)
         except NtddError as e:
             _error(e, debug)
             failures += 1
@@ -241,11 +248,11 @@ def _check(pairs: list[_Pair], template: Path | None, debug: bool) -> int:
 def _sync(args: argparse.Namespace) -> int:
     from ntdd.sync import SyncConflict, sync
 
-    out_dir, template = _settings(args)
+    out_dir, template, parameters = _settings(args)
     refused = failures = 0
     for pair in _pairs(args.paths, out_dir, args.skip_other_files, located=True):
         try:
-            done = sync(pair.notebook, pair.module, args.prefer, template)
+            done = sync(pair.notebook, pair.module, args.prefer, template, parameters)
         except SyncConflict as e:
             _error(e, args.debug)
             refused += 1

@@ -22,6 +22,7 @@ from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
 from ntdd.rewrite import compile_rewritten
+from ntdd.settings import settings_of
 from ntdd.source import source_lines
 
 
@@ -46,7 +47,8 @@ class NotebookModule(pytest.Module):
             if self.read_error is not None:
                 raise self.read_error
             assert self.notebook is not None
-            plan = make_plan(self.notebook)
+            parameters = settings_of(self.config).parameters.for_notebook(self.path)
+            plan = make_plan(self.notebook, parameters)
             source = render_module(plan)
         except NtddError as e:
             raise self.CollectError(f"ntdd: {e}") from e

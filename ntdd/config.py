@@ -6,6 +6,11 @@
     devices = ["cpu", "cuda"]     # devices that `device` tests run on
     timeout = 60                  # seconds per test, setup included
 
+    [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
+    num_epochs = 1
+    [tool.ntdd.parameters."notebooks/train.ipynb"]
+    lr = 0.1
+
 Paths are relative to the pyproject.toml that holds them.
 """
 
@@ -13,18 +18,20 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ntdd.errors import ConfigError
+from ntdd.parameters import Parameters
+from ntdd.parameters import parse_table as parse_parameters
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-KEYS = frozenset({"output", "template", "devices", "timeout"})
+KEYS = frozenset({"output", "template", "devices", "timeout", "parameters"})
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,7 @@ class Config:
     template: Path | None = None
     devices: tuple[str, ...] | None = None
     timeout: float | None = None
+    parameters: Parameters = field(default_factory=Parameters)
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -71,6 +79,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         template=base / _str(table, "template", pyproject) if "template" in table else None,
         devices=parse_devices(table["devices"], str(pyproject)) if "devices" in table else None,
         timeout=parse_timeout(table["timeout"], str(pyproject)) if "timeout" in table else None,
+        parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
         source=pyproject,
     )
 

@@ -28,6 +28,7 @@ from ntdd.module_format import (
     region_sha,
     without_version,
 )
+from ntdd.parameters import Parameters
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
@@ -104,9 +105,15 @@ class Drift:
         return content and not self.stale_cells and not self.edited
 
 
-def compare(notebook: Path, module: Path, template: Path | None = None) -> Drift:
+def compare(
+    notebook: Path,
+    module: Path,
+    template: Path | None = None,
+    parameters: Parameters | None = None,
+) -> Drift:
     """Compare *notebook* with its generated *module*; raises if the module is not ours."""
-    plan = make_plan(read_notebook(notebook))
+    values = parameters.for_notebook(notebook) if parameters is not None else ()
+    plan = make_plan(read_notebook(notebook), values)
     expected = render_module(plan, module.parent, template)
     text = read_existing(module)
     if text is None:

@@ -17,6 +17,7 @@ from ntdd.module_format import (
     test_definitions,
     without_version,
 )
+from ntdd.parameters import Parameters
 from ntdd.paths import module_path
 from ntdd.plan import content_hash, make_plan
 from ntdd.reader import read_notebook
@@ -41,6 +42,7 @@ def export_notebook(
     force: bool = False,
     base: Path | None = None,
     target: Path | None = None,
+    parameters: Parameters | None = None,
 ) -> Exported:
     """Write the test module of *notebook*; leave it alone when it would not change.
 
@@ -49,9 +51,10 @@ def export_notebook(
     target = target or module_path(notebook, out_dir, base)
     read = read_notebook(notebook)
     existing = _read_existing(target)
-    if existing is not None and _up_to_date(existing, read, target, template):
+    values = parameters.for_notebook(notebook) if parameters is not None else ()
+    if not values and existing is not None and _up_to_date(existing, read, target, template):
         return Exported(notebook, target, "unchanged", test_definitions(existing))
-    plan = make_plan(read)
+    plan = make_plan(read, values)
     if not plan.tests:
         return Exported(notebook, target, "no tests", 0, plan.warnings)
     from ntdd.render import render_module  # Jinja is only needed to render

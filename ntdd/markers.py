@@ -6,7 +6,10 @@
     # NTDD: skip                         a setup cell that is not run under test
 
 Cell tags say the same: `ntdd-skip`, `ntdd-xfail`, `ntdd-slow`, `ntdd-cuda`,
-and `ntdd-<word>` for any mark. This module is the grammar's only home.
+and `ntdd-<word>` for any mark. Quarto's and nbdev's `#|` directives at the top
+of a cell are read too: `#| eval: false` means "not run", and a bare flag in
+nbdev's `tst_flags` style (`#| slow`) is a mark. This module is the grammar's
+only home: it parses the `# TEST` line and writes it back.
 """
 
 from __future__ import annotations
@@ -25,6 +28,18 @@ _SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
 _MARK_START = re.compile(r"(?:^|(?<=\s))@(?P<word>[^\W\d]\w*)")
 _NBVAL_SKIP = "# NBVAL_SKIP"
 _NBVAL_RAISES = "# NBVAL_RAISES_EXCEPTION"
+_DIRECTIVE = re.compile(r"#\|\s*(?P<key>[\w-]+)\s*(?::\s*(?P<value>.*?))?\s*$")
+# Directives that shape documents, not tests: never marks.
+_DOCUMENT_DIRECTIVES = frozenset(
+    {
+        "export", "exports", "exporti", "exec_doc", "hide", "hide_input", "hide_output",
+        "skip_showdoc", "echo", "include", "output", "warning", "error", "eval",
+        "default_exp", "code-fold", "code-summary", "label", "filter_stream",
+        "collapse_input", "collapse_output", "fig-cap", "tbl-cap", "classes",
+    }
+)  # fmt: skip
+_FALSE = frozenset({"false", "no", "off", "0"})
+EVAL_FALSE = "#| eval: false"
 TAG_PREFIX = "ntdd-"
 SKIP_TAGS = frozenset({"ntdd-skip", "skip-execution"})
 RAISES_TAGS = frozenset({"raises-exception", "nbval-raises-exception"})
@@ -50,11 +65,47 @@ def _lines(source: str) -> list[str]:
 
 
 def first_line(source: str) -> str:
-    """The first non-blank line of a cell, stripped."""
+    """The first line of a cell that is neither blank nor a `#|` directive, stripped."""
+    lines = _lines(source)
+    at = test_line_index(lines)
+    return lines[at].strip() if at is not None else ""
+
+
+def test_line_index(lines: list[str]) -> int | None:
+    """Where a cell's `# TEST` line would be: past blank lines and `#|` directives."""
+    for n, line in enumerate(lines):
+        if line.strip() and not _DIRECTIVE.match(line.strip()):
+            return n
+    return None
+
+
+def directives(source: str) -> dict[str, str | None]:
+    """The `#|` directives at the top of a cell: {"eval": "false", "slow": None}."""
+    found: dict[str, str | None] = {}
     for line in _lines(source):
-        if line.strip():
-            return line.strip()
-    return ""
+        if not line.strip():
+            continue
+        match = _DIRECTIVE.match(line.strip())
+        if match is None:
+            break
+        found[match["key"]] = match["value"]
+    return found
+
+
+def not_evaluated(source: str) -> bool:
+    """`#| eval: false`, as Quarto and nbdev write it: the cell does not run."""
+    value = directives(source).get("eval")
+    return value is not None and value.strip().strip("'\"").lower() in _FALSE
+
+
+def directive_marks(source: str) -> tuple[Mark, ...]:
+    """Marks a test cell's directives give it: `#| eval: false` skips, flags mark."""
+    found = directives(source)
+    marks = [Mark("skip", (), (("reason", repr(EVAL_FALSE)),))] if not_evaluated(source) else []
+    for key, value in found.items():
+        if value is None and key.isidentifier() and key not in _DOCUMENT_DIRECTIVES:
+            marks.append(Mark(key))
+    return tuple(marks)
 
 
 def is_test_cell(cell: Cell) -> bool:
@@ -67,6 +118,8 @@ def skip_reason(cell: Cell) -> str | None:
         return "# NTDD: skip"
     if any(line.strip() == _NBVAL_SKIP for line in _lines(cell.source)):
         return _NBVAL_SKIP
+    if not_evaluated(cell.source):
+        return EVAL_FALSE
     tags = SKIP_TAGS.intersection(cell.tags)
     return f"tag {sorted(tags)[0]}" if tags else None
 
@@ -84,7 +137,10 @@ def parse_test_marker(cell: Cell) -> TestMarker:
         raise MarkerError(f"{cell.label} is not a test cell")
     title, marks = _split_marks(match["rest"])
     seen = {m.name for m in marks}
-    marks += tuple(m for m in tag_marks(cell) if m.name not in seen)
+    for mark in (*tag_marks(cell), *directive_marks(cell.source)):
+        if mark.name not in seen:
+            marks += (mark,)
+            seen.add(mark.name)
     for mark in marks:
         _check(mark)
     return TestMarker(title, marks)

@@ -101,6 +101,15 @@ class SkippedCell:
 
 
 @dataclass(frozen=True)
+class ParametersCell:
+    """Where test-only parameters go in (papermill's convention), and their values."""
+
+    index: int  # the cell tagged `parameters`, or the first code cell
+    after: bool  # after that cell (it is tagged), or before it (none is)
+    values: tuple[tuple[str, str], ...] = ()  # (name, literal source)
+
+
+@dataclass(frozen=True)
 class Plan:
     """Everything the renderer needs to write one test module."""
 
@@ -110,6 +119,7 @@ class Plan:
     skipped: tuple[SkippedCell, ...] = ()
     content_hash: str = ""
     warnings: tuple[str, ...] = field(default=())
+    parameters: ParametersCell | None = None
 
     @property
     def uses_device(self) -> bool:

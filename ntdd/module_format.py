@@ -46,7 +46,8 @@ _HEADER_LINES = 12
 
 MARKER_START = "# %% ntdd "
 _MARKER = re.compile(
-    r"# %% ntdd (?P<kind>setup|skipped|test|fixtures)(?:: cell (?P<index>\d+))?"
+    r"# %% ntdd (?P<kind>setup|skipped|test|fixtures|parameters)"
+    r"(?:: (?:(?:after|before) )?cell (?P<index>\d+))?"
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -167,6 +168,17 @@ def marker(kind: str, index: int, cell_id: str | None) -> str:
     """`# %% ntdd test: cell 4, id 9ba5a08a` (the sha is stamped in later)."""
     safe = marker_id(cell_id)
     return f"{MARKER_START}{kind}: cell {index}" + (f", id {safe}" if safe else "")
+
+
+def parameters_marker(index: int, after: bool) -> str:
+    """`# %% ntdd parameters: after cell 3`: where test-only parameters go in."""
+    return f"{MARKER_START}parameters: {'after' if after else 'before'} cell {index}"
+
+
+def parameters_call(index: int, after: bool, values: tuple[tuple[str, str], ...]) -> str:
+    """The line that registers them: `__ntdd__.parameters(3, {'lr': 0.1})`."""
+    written = "{" + ", ".join(f"{name!r}: {text}" for name, text in values) + "}"
+    return f"__ntdd__.parameters({index}, {written}" + (")" if after else ", after=False)")
 
 
 def marker_id(cell_id: str | None) -> str | None:

@@ -13,15 +13,29 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from ntdd import markers, names, source
-from ntdd.model import Cell, Mark, Notebook, Plan, SetupCell, SkippedCell, TestCell, TestKind
+from ntdd.model import (
+    Cell,
+    Notebook,
+    ParametersCell,
+    Plan,
+    SetupCell,
+    SkippedCell,
+    TestCell,
+    TestKind,
+)
+from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.shell import unsupported
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
 
 
-def make_plan(notebook: Notebook) -> Plan:
-    """Split *notebook* into setup and test cells and name every test."""
+def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) -> Plan:
+    """Split *notebook* into setup and test cells and name every test.
+
+    *parameters* are test-only overrides, injected after the cell tagged
+    `parameters`, or before the first code cell.
+    """
     setup: list[SetupCell] = []
     skipped: list[SkippedCell] = []
     test_cells: list[Cell] = []
@@ -45,7 +59,20 @@ def make_plan(notebook: Notebook) -> Plan:
         skipped=tuple(skipped),
         content_hash=content_hash(notebook.cells),
         warnings=tuple(warnings),
+        parameters=_parameters_cell(notebook, parameters),
     )
+
+
+def _parameters_cell(
+    notebook: Notebook, values: tuple[tuple[str, str], ...]
+) -> ParametersCell | None:
+    code = [c for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
+    tagged = next((c for c in code if PARAMETERS_TAG in c.tags), None)
+    if tagged is not None:
+        return ParametersCell(tagged.index, True, values)
+    if values and code:
+        return ParametersCell(code[0].index, False, values)
+    return None
 
 
 def content_hash(cells: Iterable[Cell]) -> str:
@@ -258,12 +285,3 @@ def mark_broken(plan: Plan, cell_index: int, problem: str) -> Plan:
         tests=tests,
         warnings=(*plan.warnings, f"{plan.notebook.path}: cell {cell_index}: {problem}"),
     )
-
-
-def describe_marks(marks: Iterable[Mark]) -> str:
-    """Marks as the `# TEST` line writes them: `@slow @xfail("why")`."""
-    out = []
-    for m in marks:
-        args = [repr(a) for a in m.args] + [f"{k}={v!r}" for k, v in m.kwargs]
-        out.append(f"@{m.name}" + (f"({', '.join(args)})" if args else ""))
-    return " ".join(out)

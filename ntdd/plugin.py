@@ -13,6 +13,7 @@ import pytest
 
 from ntdd.config import load_config, parse_devices, parse_timeout
 from ntdd.errors import ConfigError
+from ntdd.parameters import Parameters, parse_assignments
 from ntdd.session import NtddSession
 from ntdd.settings import DEFAULT_DEVICES, DEFAULT_TIMEOUT, Settings
 from ntdd.shard_plugin import durations_recorder, shard_plugin
@@ -42,7 +43,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="devices that tests using `device` run on: cpu, cuda, cuda:N, mps; "
         "default cpu,cuda (ini: ntdd_devices)",
     )
+    group.addoption(
+        "--ntdd-param",
+        dest="ntdd_params",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a notebook's `parameters` cell under test, e.g. num_epochs=1; "
+        "a Python literal; repeat for more (ini: ntdd_parameters)",
+    )
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    parser.addini("ntdd_parameters", "test-only parameters, e.g. num_epochs=1 lr=0.1", type="args")
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
     _scale_options(group, parser)
@@ -105,8 +116,13 @@ def _settings(config: pytest.Config) -> Settings:
     timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
     if timeout is None:
         timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
+    ini = Parameters(parse_assignments(config.getini("ntdd_parameters"), "ntdd_parameters"))
+    given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
     return Settings(
-        enabled=bool(enabled), devices=devices or DEFAULT_DEVICES, timeout=timeout or None
+        enabled=bool(enabled),
+        devices=devices or DEFAULT_DEVICES,
+        timeout=timeout or None,
+        parameters=given.over(ini.over(file.parameters)),
     )
 
 

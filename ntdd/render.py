@@ -18,7 +18,7 @@ from ntdd import markers, source
 from ntdd import module_format as fmt
 from ntdd.errors import TemplateError
 from ntdd.files import source_path
-from ntdd.model import Plan, TestCell, TestKind
+from ntdd.model import ParametersCell, Plan, TestCell, TestKind
 from ntdd.plan import mark_broken
 from ntdd.templates import MODULE_TEMPLATE, module_templates, template_dir
 
@@ -141,7 +141,20 @@ def _cells(plan: Plan) -> list[dict[str, Any]]:
             }
         )
     cells += [_test_view(t) for t in plan.tests]
-    return sorted(cells, key=lambda r: int(r["index"]))
+    if plan.parameters is not None:
+        cells.append(_parameters_view(plan.parameters))
+    return sorted(cells, key=lambda r: (int(r["index"]), int(r.get("order", 0))))
+
+
+def _parameters_view(parameters: ParametersCell) -> dict[str, Any]:
+    """Test-only parameters, right after the cell tagged `parameters` (or before the first)."""
+    return {
+        "kind": "parameters",
+        "index": parameters.index,
+        "order": 1 if parameters.after else -1,
+        "marker": fmt.parameters_marker(parameters.index, parameters.after),
+        "call": fmt.parameters_call(parameters.index, parameters.after, parameters.values),
+    }
 
 
 def _comment(line: str) -> str:

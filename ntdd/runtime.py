@@ -19,6 +19,7 @@ process is put back when the notebook's last test has run.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import inspect
 import sys
@@ -37,7 +38,7 @@ from ntdd.locate import ModuleLayout
 from ntdd.settings import BASELINE, counts_of, injection_of, settings_of
 from ntdd.shell import ShellFactory, display
 from ntdd.source import DEVICE
-from ntdd.steps import SetupStep, Step, TestStep
+from ntdd.steps import ParametersStep, SetupStep, Step, TestStep
 
 END = sys.maxsize  # the position of a test found in no cell: after every cell
 
@@ -51,7 +52,7 @@ class DeviceRun:
     """One device's run of the notebook, as one kernel would hold it."""
 
     device: str
-    cursor: int = -1  # index of the last cell run; -1 before the first
+    cursor: float = -1  # position of the last cell run; -1 before the first
     ran: set[str] = field(default_factory=set)  # tests run at the cursor's cell
     failed: tuple[int, BaseException] | None = None  # a setup cell that raised
     names: dict[str, Any] | None = None  # its namespace, while another run's is live
@@ -78,6 +79,7 @@ class NotebookRuntime:
         self.filename: str = namespace.get("__ntdd_filename__") or module_file
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
         self._setup: list[SetupStep] = []
+        self._parameters: ParametersStep | None = None
         self._layout: ModuleLayout | None = None
         self._steps: list[Step] = []
         self._pristine: dict[str, Any] = {}  # the module once imported
@@ -100,6 +102,19 @@ class NotebookRuntime:
     ) -> None:
         """Register a setup cell; it runs when the first test below it needs it."""
         self._setup.append(SetupStep(index, cell_id, code, assigns_device, expects_exception))
+
+    def parameters(self, index: int, values: dict[str, Any], after: bool = True) -> None:
+        """Register test-only parameters, assigned after cell *index* (or before it)."""
+        self._parameters = ParametersStep(index, after, values)
+
+    def parameters_note(self, config: pytest.Config) -> str:
+        """Which parameters go in where, for `-v`; "" when none do."""
+        step = self._parameters_step(config)
+        if step is None or not step.values:
+            return ""
+        where = f"after cell {step.index}" if step.after else f"before cell {step.index}"
+        values = ", ".join(f"{name}={value!r}" for name, value in step.values.items())
+        return f"{self.display_path}: test parameters {values} ({where})"
 
     @property
     def layout(self) -> ModuleLayout:
@@ -192,13 +207,16 @@ class NotebookRuntime:
             raise self._failed_setup(run)
         if position < run.cursor or (position == run.cursor and item.name in run.ran):
             self._restart(run, item)
-        for step in [s for s in self._steps if run.cursor < s.index <= position]:
-            run.cursor, run.ran = step.index, set()
+        for step in [s for s in self._steps if run.cursor < s.position <= position]:
+            run.cursor, run.ran = step.position, set()
+            if isinstance(step, ParametersStep):
+                step.assign(self.namespace)
+                continue
             run.cells_run += 1
             if isinstance(step, SetupStep):
                 self._run_setup(run, step)
             else:
-                self._run_test_cell(run, step, quietly=step.index < position)
+                self._run_test_cell(run, step, quietly=step.position < position)
         run.ran.add(item.name)
 
     def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
@@ -292,7 +310,31 @@ class NotebookRuntime:
         if not self._pristine:
             self._pristine = dict(self.namespace)
             test_steps = steps.test_steps(self.layout, self._pristine, self.filename)
-            self._steps = sorted([*self._setup, *test_steps], key=lambda s: s.index)
+            cells: list[Step] = [*self._setup, *test_steps]
+            parameters = self._parameters_step(config, cells)
+            if parameters is not None:
+                cells.append(parameters)
+            self._steps = sorted(cells, key=lambda s: s.position)
+
+    def _parameters_step(
+        self, config: pytest.Config, cells: list[Step] | None = None
+    ) -> ParametersStep | None:
+        """The module's parameters with the run's on top (`--ntdd-param`, configuration).
+
+        A module with no place for them (no cell tagged `parameters`) gets the
+        run's before its first cell, as papermill injects them.
+        """
+        given = settings_of(config).parameters.for_notebook(self.notebook)
+        overrides = {name: ast.literal_eval(text) for name, text in given}
+        step = self._parameters
+        if step is None:
+            indices = [s.index for s in cells] if cells else [s.index for s in self._setup]
+            indices += [t.index for t in self.layout.tests] if cells is None else []
+            first = min(indices, default=None)
+            if not overrides or first is None:
+                return None
+            return ParametersStep(first, False, overrides)
+        return ParametersStep(step.index, step.after, {**step.values, **overrides})
 
     def _fresh(self, run: DeviceRun, config: pytest.Config) -> None:
         """*run* as a new kernel: no cell run, the process as the session started."""

@@ -75,7 +75,8 @@ class NtddSession:
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> list[str]:
-        """Say what ntdd decided: modules left out, and each notebook's warnings."""
+        """Say what ntdd decided: modules left out, each notebook's warnings, and
+        (with `-v`) the test parameters each notebook gets."""
         lines = [
             f"ntdd: {_relative(module, config)} not collected: "
             f"its notebook {_relative(notebook, config)} is collected directly"
@@ -84,6 +85,10 @@ class NtddSession:
         modules = {id(m): m for i in items if isinstance(m := i.parent, NotebookModule)}
         for module in modules.values():
             lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
+        if config.get_verbosity() > 0:
+            runtimes = {id(r): r for i in items if (r := _runtime(i)) is not None}
+            notes = (r.parameters_note(config) for r in runtimes.values())
+            lines += [f"ntdd: {note}" for note in notes if note]
         return lines
 
     @pytest.hookimpl(trylast=True)
@@ -238,6 +243,11 @@ def _relative(path: Path, config: pytest.Config) -> str:
         return path.resolve().relative_to(config.rootpath).as_posix()
     except ValueError:
         return str(path)
+
+
+def _runtime(item: pytest.Item) -> Any:
+    module = _notebook_module(item)
+    return module.__ntdd__ if module is not None else None
 
 
 def _notebook_module(item: pytest.Item) -> Any:

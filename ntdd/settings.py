@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import pytest
 
 from ntdd.isolation import ProcessState
+from ntdd.parameters import Parameters
 
 DEFAULT_DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
@@ -26,6 +27,7 @@ class Settings:
     enabled: bool = False
     devices: tuple[str, ...] = DEFAULT_DEVICES
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
+    parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
 
 
 @dataclass

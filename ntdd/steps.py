@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import contextlib
+import copy
 import functools
 import inspect
 import linecache
@@ -50,6 +51,10 @@ class SetupStep:
     assigns_device: bool = False
     expects_exception: bool = False
 
+    @property
+    def position(self) -> float:
+        return self.index
+
 
 @dataclass(frozen=True)
 class TestStep:
@@ -63,6 +68,10 @@ class TestStep:
     skipped: bool = False  # marked to be skipped: never run
     code: str = ""  # a cell of `def test_*` as written: its top level binds names
 
+    @property
+    def position(self) -> float:
+        return self.index
+
     @functools.cached_property
     def names(self) -> tuple[str, ...]:
         """The names a cell of `def test_*` binds at its top level."""
@@ -74,7 +83,23 @@ class TestStep:
             return tuple(f.__name__ for f in self.functions)
 
 
-Step = SetupStep | TestStep
+@dataclass(frozen=True)
+class ParametersStep:
+    """Test-only parameters: assigned right after the cell tagged `parameters`."""
+
+    index: int
+    after: bool  # after cell *index*; or before it, in a notebook with no such cell
+    values: dict[str, Any]
+
+    @property
+    def position(self) -> float:
+        return self.index + (0.5 if self.after else -0.5)
+
+    def assign(self, namespace: dict[str, Any]) -> None:
+        namespace.update(copy.deepcopy(self.values))  # a run never sees another's changes
+
+
+Step = SetupStep | TestStep | ParametersStep
 
 
 def test_steps(layout: ModuleLayout, pristine: dict[str, Any], filename: str) -> list[TestStep]:

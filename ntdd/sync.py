@@ -22,6 +22,7 @@ from ntdd.errors import NtddError
 from ntdd.files import line_ending, write_atomic
 from ntdd.model import Cell, Mark, Notebook, Plan, TestCell, TestKind
 from ntdd.module_format import parse_regions, read_region
+from ntdd.parameters import Parameters
 from ntdd.plan import make_plan
 from ntdd.reader import read_notebook
 from ntdd.render import render_module
@@ -46,9 +47,13 @@ class Synced:
 
 
 def sync(
-    notebook: Path, module: Path, prefer: str | None = None, template: Path | None = None
+    notebook: Path,
+    module: Path,
+    prefer: str | None = None,
+    template: Path | None = None,
+    parameters: Parameters | None = None,
 ) -> Synced:
-    drift = compare(notebook, module, template)
+    drift = compare(notebook, module, template, parameters)
     if not drift.plan.tests:
         return _without_tests(drift)
     if drift.current:
@@ -59,7 +64,7 @@ def sync(
     _refuse_what_cannot_go_back(drift, prefer)
     written = {s.fresh.index: _written_back(s, drift.plan) for s in drift.edited if s.fresh}
     edits = {index: back.source for index, back in written.items()}
-    text = _verified(drift, written, template)
+    text = _verified(drift, written, template, parameters)
     replace_sources(notebook, edits)
     write_atomic(module, text, line_ending(module))
     return Synced(notebook, module, "notebook and module written", tuple(sorted(edits)))
@@ -170,15 +175,16 @@ def _with_marks(text: str, marks: tuple[Mark, ...], test: TestCell, where: str) 
     """Marks edited as decorators become `@marks` on the cell's `# TEST` line."""
     if set(marks) == set(test.marks):
         return text
-    from_tags = {m.name for m in markers.tag_marks(test.cell)}
+    given = (*markers.tag_marks(test.cell), *markers.directive_marks(test.cell.source))
+    from_tags = {m.name for m in given}
     missing = from_tags - {m.name for m in marks}
     if missing:
         raise SyncConflict(
-            f"cell {where}: the mark(s) {', '.join(sorted(missing))} come from cell tags; "
-            "remove the tags in the notebook"
+            f"cell {where}: the mark(s) {', '.join(sorted(missing))} come from cell tags or "
+            "`#|` directives; remove them in the notebook"
         )
     lines = text.split("\n")
-    at = next((i for i, line in enumerate(lines) if line.strip()), None)
+    at = markers.test_line_index(lines)
     if at is None or not markers.is_test_cell(Cell(0, "code", lines[at])):
         raise SyncConflict(f"cell {where}: the edit has no `# TEST` line to carry its marks")
     title = markers.parse_test_marker(Cell(0, "code", lines[at])).title
@@ -186,14 +192,21 @@ def _with_marks(text: str, marks: tuple[Mark, ...], test: TestCell, where: str) 
     return "\n".join(lines)
 
 
-def _verified(drift: Drift, written: dict[int, _WriteBack], template: Path | None) -> str:
+def _verified(
+    drift: Drift,
+    written: dict[int, _WriteBack],
+    template: Path | None,
+    parameters: Parameters | None,
+) -> str:
     """The module the notebook with the edits renders, if it holds every edited region exactly."""
     notebook = read_notebook(drift.notebook)
     cells = tuple(
         replace(c, source=written[c.index].source) if c.index in written else c
         for c in notebook.cells
     )
-    plan = make_plan(Notebook(notebook.path, cells, notebook.nbformat, notebook.nbformat_minor))
+    values = parameters.for_notebook(drift.notebook) if parameters is not None else ()
+    edited = Notebook(notebook.path, cells, notebook.nbformat, notebook.nbformat_minor)
+    plan = make_plan(edited, values)
     text = render_module(plan, drift.module.parent, template)
     rendered = {r.index: r for r in parse_regions(text) if r.kind == "test"}
     for state in drift.edited:

@@ -2,8 +2,8 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:a6111b58a13ccdb54f9984de0a8bee5a790a69110924ce90e354253f20871bd7
-# ntdd-render: 7dbafba5311ff03f
-# ntdd-frame: 9a9aeb4862290eb6
+# ntdd-render: f172ba297e2c92b9
+# ntdd-frame: f9eba2d5b1362105
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
