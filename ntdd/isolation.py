@@ -21,6 +21,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 
 @dataclass(frozen=True)
 class TorchState:
@@ -236,3 +238,7 @@ def _numpy_state(numpy: Any) -> Any:
     random_module = getattr(numpy, "random", None)
     get_state = getattr(random_module, "get_state", None)
     return get_state() if get_state is not None else None
+
+
+#: The process state the session started with: every notebook starts from it.
+BASELINE = pytest.StashKey[ProcessState]()

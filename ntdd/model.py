@@ -90,6 +90,7 @@ class TestCell:
     assigned: tuple[str, ...] = ()  # names a STATEMENTS cell binds: declared global
     global_after: int = 0  # the cell line after which that declaration goes (its docstring)
     is_async: bool = False  # awaits at its top level
+    empty: bool = False  # comments only: the wrapping function needs a `pass`
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ import ast
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import replace
 
 from ntdd import markers, names, source
 from ntdd.model import (
@@ -23,6 +22,7 @@ from ntdd.model import (
     TestCell,
     TestKind,
 )
+from ntdd.module_format import wrapped_body
 from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.shell import unsupported
 
@@ -40,6 +40,7 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
     skipped: list[SkippedCell] = []
     test_cells: list[Cell] = []
     warnings: list[str] = []
+    setup_names: set[str] = set()
     for cell in notebook.cells:
         if cell.cell_type != "code" or not cell.source.strip():
             continue
@@ -48,8 +49,7 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         elif (reason := markers.skip_reason(cell)) is not None:
             skipped.append(SkippedCell(cell, reason))
         else:
-            setup.append(_setup_cell(cell, warnings, notebook))
-    setup_names = set().union(*(_bound(s.code) for s in setup)) if setup else set()
+            setup.append(_setup_cell(cell, warnings, notebook, setup_names))
     registry = names.NameRegistry(RESERVED)
     tests = [_test_cell(c, registry, setup_names, warnings, notebook) for c in test_cells]
     return Plan(
@@ -90,7 +90,10 @@ def content_hash(cells: Iterable[Cell]) -> str:
     return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCell:
+def _setup_cell(
+    cell: Cell, warnings: list[str], notebook: Notebook, setup_names: set[str]
+) -> SetupCell:
+    """A setup cell, parsed once: what it binds goes into *setup_names*."""
     where = f"{notebook.path}: {cell.label}"
     try:
         python = source.to_python(cell.source)
@@ -98,20 +101,14 @@ def _setup_cell(cell: Cell, warnings: list[str], notebook: Notebook) -> SetupCel
         warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
         return SetupCell(cell, source.normalize_newlines(cell.source))
     warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
+    bound = source.bound_names(python.tree)
+    setup_names.update(bound)
     return SetupCell(
         cell,
         source.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
-        assigns_device=source.assigns_name(python.tree, source.DEVICE),
+        assigns_device=source.DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
     )
-
-
-def _bound(code: str) -> set[str]:
-    try:
-        with source.quiet_syntax_warnings():
-            return set(source.bound_names(ast.parse(code)))
-    except (SyntaxError, ValueError):  # ValueError: characters Python cannot read
-        return set()
 
 
 def _test_cell(
@@ -131,14 +128,22 @@ def _test_cell(
     except SyntaxError as e:
         return _broken(cell, registry, marker.title, _describe(e), warnings, where)
     warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
-    functions = source.test_functions(python.tree)
-    if error := source.jupyter_syntax_error(python.code):
+    try:
+        is_async = source.as_cell(python.tree)
+    except SyntaxError as error:
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
-    if functions or source.has_test_classes(python.tree):
+    if source.test_functions(python.tree) or source.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
+    reason = source.module_only(python.tree)
+    assigned = () if reason else tuple(source.bound_names(python.tree))
+    global_after = source.docstring_end(python.tree)
+    empty = not python.tree.body
+    if not reason and (
+        problem := _as_function(python.code, assigned, global_after, is_async, empty)
+    ):
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
     uses = frozenset({name}) if source.uses_name(python.tree, source.DEVICE) else frozenset()
-    reason = source.module_only(python.tree)
     return TestCell(
         cell,
         TestKind.CELL if reason else TestKind.STATEMENTS,
@@ -148,10 +153,24 @@ def _test_cell(
         marker.title,
         uses,
         problem=reason or "",
-        assigned=tuple(source.bound_names(python.tree)),
-        global_after=source.docstring_end(python.tree),
-        is_async=source.awaits(python.code),
+        assigned=assigned,
+        global_after=global_after,
+        is_async=is_async,
+        empty=empty,
     )
+
+
+def _as_function(
+    code: str, assigned: tuple[str, ...], global_after: int, is_async: bool, empty: bool
+) -> str | None:
+    """Why the wrapping function the module will hold does not compile; None if it does."""
+    body = wrapped_body(code, assigned, global_after, empty)
+    header = "async def _ntdd_cell():" if is_async else "def _ntdd_cell():"
+    error = source.compiles(f"{header}\n{body}\n")
+    if error is None:
+        return None
+    line = f" at line {error.lineno - 2}" if error.lineno and error.lineno > 2 else ""
+    return f"cannot run as a test function{line}: {error.msg}"
 
 
 def _describe(error: SyntaxError) -> str:
@@ -170,6 +189,9 @@ def _functions_cell(
     where: str,
 ) -> TestCell:
     problem = source.module_level_problem(python.tree)
+    if problem is None and (error := source.compiles(python.code)) is not None:
+        at = f"line {error.lineno}: " if error.lineno else ""
+        problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
     if problem:
         return _broken(cell, registry, marker.title, problem, warnings, where)
     early = [
@@ -263,25 +285,3 @@ def _rename_defs(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
         name_at = line.index(node.name, at)
         lines[row] = line[:name_at] + new + line[name_at + len(node.name) :]
     return "\n".join(lines)
-
-
-def mark_broken(plan: Plan, cell_index: int, problem: str) -> Plan:
-    """*plan* with one test cell turned into a test that fails, saying why."""
-    tests = tuple(
-        TestCell(
-            t.cell,
-            TestKind.BROKEN,
-            source.normalize_newlines(t.cell.source),
-            t.names[:1],
-            title=t.title,
-            problem=problem,
-        )
-        if t.cell.index == cell_index
-        else t
-        for t in plan.tests
-    )
-    return replace(
-        plan,
-        tests=tests,
-        warnings=(*plan.warnings, f"{plan.notebook.path}: cell {cell_index}: {problem}"),
-    )

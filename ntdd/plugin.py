@@ -3,21 +3,23 @@
 `pytest --ntdd` collects `.ipynb` files as the modules `ntdd export` would
 write. Generated modules get their failures pointed at notebook cells, and
 their tests grouped by device, with or without `--ntdd`.
+
+Every pytest run of everyone who installed ntdd imports this module, so it
+imports only what reading the options needs. Without `--ntdd`, ntdd stays
+dormant: the rest loads only when a module ntdd generated is collected.
 """
 
 from __future__ import annotations
 
 import types
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ntdd.config import load_config, parse_devices, parse_timeout
-from ntdd.errors import ConfigError
-from ntdd.parameters import Parameters, parse_assignments
-from ntdd.session import NtddSession
-from ntdd.settings import DEFAULT_DEVICES, DEFAULT_TIMEOUT, Settings
-from ntdd.shard_plugin import durations_recorder, shard_plugin
-from ntdd.summary import summary_writer
+from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from ntdd.settings import Settings
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,22 +94,82 @@ def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: a slow test (`@slow` or the ntdd-slow tag)")
     config.addinivalue_line("markers", "timeout(seconds): a time limit for one notebook test")
-    try:
-        settings = _settings(config)
-    except ConfigError as e:
-        raise pytest.UsageError(f"ntdd: {e}") from e
-    config.pluginmanager.register(NtddSession(config, settings), "ntdd-session")
-    for name, extra in (
-        ("ntdd-shard", shard_plugin(config)),
-        ("ntdd-durations", durations_recorder(config)),
-        ("ntdd-summary", summary_writer(config)),
-    ):
-        if extra is not None:
-            config.pluginmanager.register(extra, name)
+    if config.getoption("ntdd") or config.getini("ntdd"):
+        from ntdd.session import NtddSession
+
+        config.pluginmanager.register(NtddSession(config, _settings(config)), "ntdd-session")
+    else:
+        config.pluginmanager.register(Dormant(), "ntdd-dormant")
+    _register_scale_plugins(config)
+
+
+def _register_scale_plugins(config: pytest.Config) -> None:
+    """Sharding, durations and the job summary: loaded only when asked for."""
+    if config.getoption("ntdd_shard") or config.getoption("ntdd_store_durations"):
+        from ntdd.shard_plugin import durations_recorder, shard_plugin
+
+        for name, extra in (
+            ("ntdd-shard", shard_plugin(config)),
+            ("ntdd-durations", durations_recorder(config)),
+        ):
+            if extra is not None:
+                config.pluginmanager.register(extra, name)
+    if config.getoption("ntdd_summary"):
+        from ntdd.summary import summary_writer
+
+        config.pluginmanager.register(summary_writer(config), "ntdd-summary")
+
+
+class Dormant:
+    """ntdd without `--ntdd`: asleep until a module ntdd generated is collected.
+
+    Then it reads its settings and registers the session plugin, which points
+    failures at notebook cells, keeps a notebook's tests in notebook order and
+    holds timeouts.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if not any(_generated(item) for item in items):
+            return
+        from ntdd.session import NtddSession
+
+        awake = NtddSession(config, _settings(config))
+        config.pluginmanager.register(awake, "ntdd-session")
+        awake.pytest_sessionstart(session)  # it missed the start
+        awake.pytest_collection_modifyitems(items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
+        if config.getvalue("dist") != "load":
+            return None
+        from ntdd.xdist import NotebookScheduling
+
+        return NotebookScheduling(config, log)
+
+
+def _generated(item: pytest.Item) -> bool:
+    return getattr(getattr(item, "module", None), "__ntdd__", None) is not None
 
 
 def _settings(config: pytest.Config) -> Settings:
     """Command line, then ini keys, then `[tool.ntdd]` in pyproject.toml."""
+    from ntdd.errors import ConfigError
+
+    try:
+        return _read_settings(config)
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+
+
+def _read_settings(config: pytest.Config) -> Settings:
+    from ntdd.config import load_config, parse_devices, parse_timeout
+    from ntdd.parameters import Parameters, parse_assignments
+    from ntdd.settings import Settings
+
     file = load_config(config.rootpath)
     enabled = config.getoption("ntdd") or config.getini("ntdd")
     raw_devices = config.getoption("ntdd_devices") or config.getini("ntdd_devices")

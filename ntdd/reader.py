@@ -25,9 +25,22 @@ def read_notebook(path: str | Path) -> Notebook:
     return parse_notebook(read_json(path), path)
 
 
+def read_bytes(path: Path) -> bytes:
+    """A notebook file's bytes, or a `NotebookReadError` saying why it cannot be read."""
+    return _load_bytes(path)
+
+
+def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
+    """The notebook that *data*, read from *path*, holds."""
+    return parse_notebook(_json_of(data, path), path)
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """Load the file's JSON object, with one clear reason when it is not one."""
-    data = _load_bytes(path)
+    return _json_of(_load_bytes(path), path)
+
+
+def _json_of(data: bytes, path: Path) -> dict[str, Any]:
     if not data.strip():
         raise NotebookReadError(f"{path}: empty file, not a notebook")
     if b"\x00" in data[:8192]:

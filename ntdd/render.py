@@ -19,7 +19,6 @@ from ntdd import module_format as fmt
 from ntdd.errors import TemplateError
 from ntdd.files import source_path
 from ntdd.model import ParametersCell, Plan, TestCell, TestKind
-from ntdd.plan import mark_broken
 from ntdd.templates import MODULE_TEMPLATE, module_templates, template_dir
 
 
@@ -28,33 +27,31 @@ def render_module(
     module_dir: Path | None = None,
     template: Path | None = None,
     version: str | None = None,
+    in_memory: bool = False,
 ) -> str:
     """Render the test module for *plan*, as if written into *module_dir*.
 
     *module_dir* only decides how the header and the runtime find the
     notebook (a path relative to the module); it defaults to the notebook's
     own folder, which is where `pytest --ntdd` places its in-memory module.
+    One pass: the plan has made sure each cell compiles in its place. A module
+    for a file gets the hashes `sync` and `--check` read, and is compiled
+    once to prove the template; an *in_memory* module, which pytest compiles
+    right away, gets neither.
     """
     from ntdd import __version__
 
     folder = module_dir if module_dir is not None else plan.notebook.path.parent
     name = template.name if template else MODULE_TEMPLATE
     search = (str(template.parent),) if template else ()
-    for _ in range(len(plan.tests) + 1):
-        context = _context(plan, folder, version or __version__, template)
-        try:
-            text = _environment(search).get_template(name).render(context)
-        except jinja2.TemplateError as e:
-            raise TemplateError(f"template {name!r} failed to render: {e}") from e
-        text = fmt.stamp_hashes(text.rstrip("\n") + "\n")
-        broken = _uncompilable_test(text)
-        if broken is None:
-            break
-        # A cell that cannot be compiled in its place fails alone, as a test,
-        # rather than taking the notebook's other tests down with it.
-        plan = mark_broken(plan, *broken)
-    _check(text, name, plan)
-    return text
+    context = _context(plan, folder, version or __version__, template)
+    try:
+        text = _environment(search).get_template(name).render(context)
+    except jinja2.TemplateError as e:
+        raise TemplateError(f"template {name!r} failed to render: {e}") from e
+    text = text.rstrip("\n") + "\n"
+    _check(text, name, plan, compiled=in_memory)
+    return text if in_memory else fmt.stamp_hashes(text)
 
 
 def pystr(value: str | None) -> str:
@@ -187,38 +184,23 @@ def _test_view(test: TestCell) -> dict[str, Any]:
         view["note"] = fmt.cell_code_note(code, test.problem)
         return view
     assigned = test.assigned if test.kind is TestKind.STATEMENTS else ()
-    empty = test.kind is TestKind.STATEMENTS and not _has_statements(code)
+    empty = test.kind is TestKind.STATEMENTS and test.empty
     view["body"] = fmt.wrapped_body(code, assigned, test.global_after, empty)
     return view
 
 
-def _has_statements(code: str) -> bool:
-    with source.quiet_syntax_warnings():
-        return bool(ast.parse(code).body)
-
-
-def _uncompilable_test(text: str) -> tuple[int, str] | None:
-    """(cell index, problem) of a test region that keeps the module from compiling."""
-    try:
-        with source.quiet_syntax_warnings():
-            compile(text, "<ntdd module>", "exec", dont_inherit=True)
-    except SyntaxError as e:
-        for region in fmt.parse_regions(text):
-            if region.kind == "test" and region.start <= (e.lineno or 0) <= region.end:
-                return region.index, f"cannot be compiled in the test module: {e.msg}"
-    return None
-
-
-def _check(text: str, template: str, plan: Plan) -> None:
-    """The rendering must be Python and carry the header that `sync` relies on."""
+def _check(text: str, template: str, plan: Plan, compiled: bool) -> None:
+    """The rendering must carry the header that `sync` relies on, and be Python
+    (unless it is about to be *compiled* anyway)."""
     if not fmt.is_generated(text):
         raise TemplateError(
             f"template {template!r} must start with the ntdd header "
             '({% include "_header.py.j2" %})'
         )
     try:
-        with source.quiet_syntax_warnings():
-            compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
+        if not compiled:
+            with source.quiet_syntax_warnings():
+                compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
     except SyntaxError as e:
         raise TemplateError(
             f"template {template!r} rendered invalid Python for {plan.notebook.path} "

@@ -33,9 +33,16 @@ import pytest
 
 from ntdd import steps
 from ntdd.containment import ctrl_c_pressed
-from ntdd.isolation import ProcessState, forget, modules_mark, modules_since, own_modules
+from ntdd.isolation import (
+    BASELINE,
+    ProcessState,
+    forget,
+    modules_mark,
+    modules_since,
+    own_modules,
+)
 from ntdd.locate import ModuleLayout
-from ntdd.settings import BASELINE, counts_of, injection_of, settings_of
+from ntdd.settings import counts_of, injection_of, settings_of
 from ntdd.shell import ShellFactory, display
 from ntdd.source import DEVICE
 from ntdd.steps import ParametersStep, SetupStep, Step, TestStep

@@ -15,12 +15,12 @@ import pytest
 
 from ntdd import containment, markers, timeout
 from ntdd.collect import NotebookModule
-from ntdd.isolation import ProcessState
+from ntdd.isolation import BASELINE, ProcessState
 from ntdd.locate import CellLocation
 from ntdd.model import Cell
 from ntdd.module_format import parse_header
 from ntdd.runtime import device_unavailable
-from ntdd.settings import BASELINE, SETTINGS, Settings, counts_of
+from ntdd.settings import SETTINGS, Settings, counts_of
 from ntdd.timeout import Deadline
 
 _deadline_key = pytest.StashKey[Deadline]()

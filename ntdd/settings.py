@@ -13,11 +13,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from ntdd.isolation import ProcessState
+from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
 from ntdd.parameters import Parameters
-
-DEFAULT_DEVICES = ("cpu", "cuda")
-DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
 
 
 @dataclass(frozen=True)
@@ -51,8 +48,6 @@ class Injection(Protocol):
 SETTINGS = pytest.StashKey[Settings]()
 COUNTS = pytest.StashKey[RunCounts]()
 INJECTION = pytest.StashKey[Injection]()
-#: The process state the session started with: every notebook starts from it.
-BASELINE = pytest.StashKey[ProcessState]()
 
 
 def settings_of(config: pytest.Config) -> Settings:

@@ -156,28 +156,28 @@ def continuation_lines(code: str) -> set[int]:
     return inside
 
 
-def jupyter_syntax_error(code: str) -> SyntaxError | None:
-    """The SyntaxError a kernel raises for *code* as a cell, None when it runs.
+def as_cell(tree: ast.Module) -> bool:
+    """Compile a cell as a kernel does; whether it awaits at its top level.
 
-    The parser accepts some code that the compiler refuses at the top level of
-    a cell (`return`, `yield`, `nonlocal`); top-level `await` is allowed, as
-    IPython's autoawait allows it.
+    Raises the SyntaxError a kernel raises: the parser accepts some code that
+    the compiler refuses at the top of a cell (`return`, `yield`, `nonlocal`).
+    Top-level `await` is allowed, as IPython's autoawait allows it.
     """
+    with quiet_syntax_warnings():
+        compiled = compile(
+            tree, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+        )
+    return bool(compiled.co_flags & inspect.CO_COROUTINE)
+
+
+def compiles(code: str) -> SyntaxError | None:
+    """The SyntaxError compiling *code* as a module raises; None when it compiles."""
     try:
         with quiet_syntax_warnings():
-            compile(code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+            compile(code, "<cell>", "exec", dont_inherit=True)
     except SyntaxError as e:
         return e
     return None
-
-
-def awaits(code: str) -> bool:
-    """Whether a cell awaits at its top level (`await`, `async for`, `async with`)."""
-    with quiet_syntax_warnings():
-        compiled = compile(
-            code, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
-        )
-    return bool(compiled.co_flags & inspect.CO_COROUTINE)
 
 
 def module_only(tree: ast.Module) -> str | None:

@@ -5,6 +5,7 @@ Each rule is checked both as an exported module and through `pytest --ntdd`.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -339,13 +340,15 @@ def test_unknown_devices_are_a_usage_error(notebook: Any, pytester: pytest.Pytes
 def test_each_device_has_its_own_namespace(
     notebook: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ntdd import runtime, session
-
     def everything_available(name: str) -> str:
         return ""
 
-    monkeypatch.setattr(runtime, "device_unavailable", everything_available)
-    monkeypatch.setattr(session, "device_unavailable", everything_available)
+    # The modules the run will use: pytester's runs may have dropped and
+    # re-imported them, so the package's attributes can be stale copies.
+    for name in ("ntdd.runtime", "ntdd.session"):
+        monkeypatch.setattr(
+            importlib.import_module(name), "device_unavailable", everything_available
+        )
     notebook(
         [
             "seen = []",
