@@ -1,9 +1,12 @@
-"""Read a `.ipynb` file into a `Notebook`. The only module that touches JSON.
+"""Read a notebook file into a `Notebook`. The only module that touches JSON.
 
 nbformat's own reader validates every notebook against its JSON schema, which
 costs milliseconds per file and rejects notebooks that every Jupyter front-end
 opens. ntdd parses the JSON itself, checks the structure it relies on, and
 hands older formats (v1-v3) to nbformat's converters.
+
+jupytext's text notebooks (`.py`, `.md`) are read by jupytext, in
+`text_notebook`, into the same JSON object, and checked here alike.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from ntdd.errors import NotebookReadError
 from ntdd.model import Cell, Notebook
+from ntdd.text_notebook import TEXT_SUFFIXES, read_text_notebook
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
 
@@ -22,6 +26,8 @@ PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "pytho
 def read_notebook(path: str | Path) -> Notebook:
     """Read the notebook at *path*; raise `NotebookReadError` naming why not."""
     path = Path(path)
+    if path.suffix in TEXT_SUFFIXES:
+        return parse_notebook(read_text_notebook(path, _load_bytes(path)), path)
     return parse_notebook(read_json(path), path)
 
 
