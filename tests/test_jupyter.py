@@ -3,6 +3,7 @@
 One notebook exercises the extension cell by cell (a kernel start costs
 seconds); each test below reads the outputs of the cells it is about.
 The kernel has no torch: `sys.modules["torch"] = None` makes importing it fail.
+It knows its notebook's name, as JupyterLab tells it (`__session__`).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from ntdd.kernel.runtime import CellScope
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 CELLS = {
-    "no torch": 'import sys\nsys.modules["torch"] = None  # this kernel has no torch',
+    "no torch": 'import sys\nsys.modules["torch"] = None  # this kernel has no torch\n'
+    '__session__ = "course/lab.ipynb"  # as JupyterLab tells the kernel',
     "load": "%load_ext ntdd",
     "setup": "X = [3.0, 4.0]\ntotal = 0",
     "normalise": "# TEST: normalise\nnorm = sum(v * v for v in X) ** 0.5\n"
-    "X = [v / norm for v in X]\ntotal += 1",
+    "X = [v / norm for v in X]\ntotal += 1\nprint('norm was', norm)",
     "after normalise": "print(X, total)",
     "red": "# TEST: two entries\nassert len(X) == 3",
     "green": "# TEST: two entries\nassert len(X) == 2",
@@ -47,7 +49,7 @@ CELLS = {
     "timeout": "# TEST: too slow @timeout(0.5)\nimport time\ntime.sleep(30)",
     "magics": "# TEST: magics\n%time q = 3\nassert q == 3\nassert get_ipython().kernel is not None",
     "await": "# TEST: awaits\nimport asyncio\nawait asyncio.sleep(0)\nawaited = True",
-    "rerun": '%ntdd -k "not too_slow"',
+    "rerun": '%ntdd -v -k "not too_slow"',
     "rerun -x": "%ntdd -x",
     "opt out": "%config NtddMagics.raise_on_failure = False",
     "reported only": "# TEST: reported only\nassert total < 0",
@@ -96,7 +98,9 @@ def test_a_failing_cell_shows_pytests_report_and_errors(kernel_run: Any) -> None
     assert ">       assert len(X) == 3" in report
     assert "E       assert 2 == 3" in report
     assert "E        +  where 2 = len([0.6, 0.8])" in report
-    assert "FAILED notebook::test_two_entries - assert 2 == 3" in report
+    where = f"in notebook lab.ipynb, cell {cell.execution_count}, line 2: assert len(X) == 3"
+    assert f"E       {where}" in report  # the cell as Jupyter numbers it: In [6]
+    assert "FAILED lab.ipynb::test_two_entries - assert 2 == 3" in report
     assert error(cell).ename == "NotebookTestFailure"
     assert error(cell).evalue == "test_two_entries failed"
 
@@ -111,7 +115,7 @@ def test_a_passing_cell_says_so_in_one_line(kernel_run: Any) -> None:
 @slow
 def test_a_bare_cells_assignments_land_in_the_kernels_namespace(kernel_run: Any) -> None:
     cells = kernel_run[0]
-    assert text(cells["normalise"]) == "ntdd: test_normalise passed\n"
+    assert text(cells["normalise"]) == "norm was 5.0\nntdd: test_normalise passed\n"
     assert text(cells["after normalise"]) == "[0.6, 0.8] 1\n"
 
 
@@ -149,7 +153,8 @@ def test_ntdd_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None
     cells = kernel_run[0]
     rerun = text(cells["rerun"])
     # The red run of `two entries` was replaced by the green one: 9 tests, one deselected.
-    assert re.search(r"^5 passed, 2 skipped, 1 deselected, 1 xfailed in [\d.]+s$", rerun, re.M)
+    assert "lab.ipynb::test_normalise PASSED" in rerun  # -v: one line per test
+    assert re.search(r" 5 passed, 2 skipped, 1 deselected, 1 xfailed in [\d.]+s =+$", rerun, re.M)
     assert error(cells["rerun"]) is None
     first_failure = text(cells["rerun -x"])
     assert "stopping after 1 failures" in first_failure
@@ -160,7 +165,7 @@ def test_ntdd_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None
 @slow
 def test_raise_on_failure_false_only_reports(kernel_run: Any) -> None:
     cell = kernel_run[0]["reported only"]
-    assert "FAILED notebook::test_reported_only" in text(cell)
+    assert "FAILED lab.ipynb::test_reported_only" in text(cell)
     assert error(cell) is None
 
 

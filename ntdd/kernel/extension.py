@@ -102,7 +102,7 @@ class NtddMagics(Magics):
         except ValueError as e:  # unbalanced quotes
             raise UsageError(f"%ntdd {line}: {e}") from e
         options = [*(["-k", args.keyword] if args.keyword else [])]
-        options += ["-x"] * args.exitfirst + ["-v"] * args.verbose
+        options += ["-x"] * args.exitfirst + ["-vv"] * args.verbose  # -vv: runs are -q
         self._run_again(options)
 
     @property
@@ -121,7 +121,7 @@ class NtddMagics(Magics):
                 "the extension puts it in front of such cells itself"
             )
         tests = self._kernel_tests()
-        ran = tests.define(cell, self._shell.execution_count, self._cell_id)
+        ran = tests.define(cell, self._cell_number(), self._cell_id)
         self._hide_ntdd_names()
         report = io.StringIO()
         with tests.runtime.magics_at_top_level():
@@ -129,6 +129,7 @@ class NtddMagics(Magics):
         if outcome.failed or outcome.warnings or not outcome.results:
             sys.stdout.write(report.getvalue())
         else:
+            show_output(outcome)
             print(summary_line(outcome))
         self._raise_if_failed(outcome, [ran])
 
@@ -154,6 +155,16 @@ class NtddMagics(Magics):
             self._tests = KernelTests(self._shell.user_ns, self._node_name())
         return self._tests
 
+    def _cell_number(self) -> int:
+        """The running cell's number, as Jupyter shows it: `In [7]`.
+
+        The shell's own counter moves on before the cell runs in some IPython
+        versions and after it in others; the input history holds the running
+        cell in either.
+        """
+        history = getattr(self._shell.history_manager, "input_hist_raw", None)
+        return len(history) - 1 if history else int(self._shell.execution_count)
+
     def _node_name(self) -> str:
         """The notebook's file name where the front-end tells it (JupyterLab, VS Code)."""
         for key in ("__session__", "__vsc_ipynb_file__"):
@@ -176,6 +187,13 @@ class NtddMagics(Magics):
         __tracebackhide__ = True
         if outcome.failed and self.raise_on_failure:
             raise NotebookTestFailure(failure_message(outcome, cells))
+
+
+def show_output(outcome: Outcome) -> None:
+    """What the passing tests printed, as the cell would have printed it without ntdd."""
+    for result in outcome.results.values():
+        sys.stdout.write(result.stdout)
+        sys.stderr.write(result.stderr)
 
 
 def summary_line(outcome: Outcome) -> str:

@@ -43,6 +43,8 @@ class Result:
     name: str
     category: str  # passed, failed, error, skipped, xfailed, xpassed
     reason: str = ""
+    stdout: str = ""  # what it printed, which pytest captured
+    stderr: str = ""
 
 
 @dataclass
@@ -88,10 +90,16 @@ class _KernelCollection:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = report.nodeid.split("::", 1)[-1]
-        category = _category(report)
         known = self.outcome.results.get(name)
-        if category and (known is None or known.category not in ("failed", "error")):
-            self.outcome.results[name] = Result(name, category, _reason(report))
+        category = _category(report)
+        if not category or (known is not None and known.category in ("failed", "error")):
+            category, reason = (known.category, known.reason) if known else ("", "")
+        else:
+            reason = _reason(report)
+        # Each phase's report holds what the phases so far printed.
+        self.outcome.results[name] = Result(
+            name, category, reason, report.capstdout, report.capstderr
+        )
 
     def pytest_warning_recorded(self) -> None:
         self.outcome.warnings += 1
