@@ -43,6 +43,7 @@ CELLS = {
     "def helper():\n"
     "    return 2",
     "defined": 'print(helper(), callable(test_fixtures), "test_two_entries" in dir())',
+    "conftest": "# TEST\ndef test_conftest_fixture(answer):\n    assert answer == 42",
     "skip": '# TEST: later @skip("not yet")\nassert False',
     "xfail": '# TEST: known bug @xfail("issue 12")\nassert False',
     "cuda": "# TEST: on the gpu @cuda\nassert False",
@@ -60,12 +61,23 @@ CELLS = {
 }
 
 
+CONFTEST = """\
+import pytest
+
+
+@pytest.fixture
+def answer():
+    return 42
+"""
+
+
 @pytest.fixture(scope="module")
 def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """The notebook run top to bottom by nbclient, going on after errors; its folder."""
     import nbclient
 
     folder = tmp_path_factory.mktemp("kernel")
+    (folder / "conftest.py").write_text(CONFTEST)
     nb = make_notebook(list(CELLS.values()))
     client = nbclient.NotebookClient(
         nb,
@@ -125,6 +137,8 @@ def test_a_cell_of_functions_defines_them_and_runs_them_with_fixtures(kernel_run
     assert text(cells["fixtures"]) == "ntdd: test_fixtures passed\n"
     # Defined in the kernel, as the cell would define them; a bare cell's wrapper is not.
     assert text(cells["defined"]) == "2 True False\n"
+    # The conftest.py of the kernel's working directory is loaded.
+    assert text(cells["conftest"]) == "ntdd: test_conftest_fixture passed\n"
 
 
 @slow
@@ -152,14 +166,14 @@ def test_magics_and_top_level_await_work_in_test_cells(kernel_run: Any) -> None:
 def test_ntdd_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None:
     cells = kernel_run[0]
     rerun = text(cells["rerun"])
-    # The red run of `two entries` was replaced by the green one: 9 tests, one deselected.
+    # The red run of `two entries` was replaced by the green one: 10 tests, one deselected.
     assert "lab.ipynb::test_normalise PASSED" in rerun  # -v: one line per test
-    assert re.search(r" 5 passed, 2 skipped, 1 deselected, 1 xfailed in [\d.]+s =+$", rerun, re.M)
+    assert re.search(r" 6 passed, 2 skipped, 1 deselected, 1 xfailed in [\d.]+s =+$", rerun, re.M)
     assert error(cells["rerun"]) is None
     first_failure = text(cells["rerun -x"])
     assert "stopping after 1 failures" in first_failure
-    assert re.search(r"^1 failed, 3 passed, 2 skipped, 1 xfailed in [\d.]+s$", first_failure, re.M)
-    assert error(cells["rerun -x"]).evalue == "1 of 9 tests failed: test_too_slow"
+    assert re.search(r"^1 failed, 4 passed, 2 skipped, 1 xfailed in [\d.]+s$", first_failure, re.M)
+    assert error(cells["rerun -x"]).evalue == "1 of 10 tests failed: test_too_slow"
 
 
 @slow
@@ -175,7 +189,8 @@ def test_the_kernel_is_left_as_without_the_extension(kernel_run: Any) -> None:
     assert "@py" not in text(cells["who"]) and "__ntdd__" not in text(cells["who"])
     assert text(cells["torch"]) == "torch: None\n"  # never imported
     assert error(cells["plain again"]).ename == "AssertionError"  # unloaded: code again
-    assert list(folder.iterdir()) == []  # no cache, no notebook written
+    # No cache, no notebook written (pytest may keep the rewritten conftest's bytecode).
+    assert {p.name for p in folder.iterdir()} - {"__pycache__"} == {"conftest.py"}
 
 
 def test_the_transformer_marks_test_cells_only() -> None:
