@@ -62,9 +62,9 @@ class Outcome:
 
 def run_tests(module: types.ModuleType, node_name: str, options: list[str], out: TextIO) -> Outcome:
     """Run *module*'s tests as `<cwd>/<node_name>`; pytest's report goes to *out*."""
-    plugin = _KernelCollection(module, node_name)
+    plugin = _KernelCollection(module, node_name, Path.cwd())
     with contextlib.redirect_stdout(out):
-        code = pytest.main([str(Path.cwd()), *BASE_OPTIONS, *options], plugins=[plugin])
+        code = pytest.main([str(plugin.anchor), *BASE_OPTIONS, *options], plugins=[plugin])
     plugin.outcome.exit_code = code
     return plugin.outcome
 
@@ -72,9 +72,10 @@ def run_tests(module: types.ModuleType, node_name: str, options: list[str], out:
 class _KernelCollection:
     """The plugin of an in-kernel run: collects the given module, records outcomes."""
 
-    def __init__(self, module: types.ModuleType, node_name: str) -> None:
+    def __init__(self, module: types.ModuleType, node_name: str, anchor: Path) -> None:
         self.module = module
         self.node_name = node_name
+        self.anchor = anchor  # the working directory: the folder the tests seem to be in
         self.outcome = Outcome(pytest.ExitCode.OK)
 
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -84,7 +85,7 @@ class _KernelCollection:
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> Any:
         """The working directory holds the kernel's tests, and nothing else is collected."""
-        if path != Path.cwd():
+        if path != self.anchor:
             return None
         return _KernelDirectory.from_parent(parent, path=path)
 
