@@ -71,6 +71,7 @@ class KernelTests:
         """
         __tracebackhide__ = True
         runtime = self.runtime
+        runtime.namespace["__ntdd__"] = runtime  # what the region calls (`__ntdd__.needs`)
         rendered = render_cell(source, index, cell_id, runtime.display_path)
         first_line = runtime.append(rendered.marker, rendered.region)
         region = runtime.layout.tests[-1]

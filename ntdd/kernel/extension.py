@@ -206,6 +206,7 @@ def summary_line(outcome: Outcome) -> str:
 
 
 def failure_message(outcome: Outcome, cells: list[RanCell]) -> str:
+    """The error a failing run raises: which tests failed, of how many."""
     failed = [r.name for r in outcome.results.values() if r.category in ("failed", "error")]
     if not failed:
         return f"pytest stopped with exit code {int(outcome.exit_code)}; its report is above"
