@@ -15,7 +15,7 @@ from pathlib import Path
 class Cell:
     """One notebook cell, as ntdd needs it."""
 
-    index: int
+    index: int  # as a person counts in Jupyter: 1 is the first cell; every cell counts
     cell_type: str
     source: str
     id: str | None = None

@@ -36,7 +36,7 @@ from ntdd.model import Mark
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
-FORMAT = 2
+FORMAT = 3
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "

@@ -25,7 +25,7 @@ def identifier_from_title(title: str) -> str:
 
 
 def positional_name(cell_index: int) -> str:
-    """The name of an unnamed test cell: `test_cell_7` for cell 7."""
+    """The name of an unnamed test cell: `test_cell_7` for cell 7 (counted from 1)."""
     return f"test_cell_{cell_index}"
 
 

@@ -73,7 +73,7 @@ def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
         raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
     return Notebook(
         path=path,
-        cells=tuple(_cell(raw, i, path) for i, raw in enumerate(cells)),
+        cells=tuple(_cell(raw, n, path) for n, raw in enumerate(cells, 1)),
         nbformat=4,
         nbformat_minor=minor if isinstance(minor, int) else 0,
     )

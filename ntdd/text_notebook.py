@@ -106,15 +106,15 @@ def read_text_notebook(path: Path, data: bytes) -> dict[str, Any]:
 
 
 def replace_text_sources(path: Path, sources: Mapping[int, str]) -> None:
-    """Set the source of cells (by index) of the text notebook at *path*, atomically."""
+    """Set the source of cells (by number: 1 is the first) of the text notebook at *path*."""
     bom, text, newline = _decoded(path, path.read_bytes())
     jupytext = _jupytext(path)
     notebook = jupytext.reads(text, fmt=path.suffix[1:])
     fmt = _written_format(notebook)
     as_is = jupytext.writes(notebook, fmt=fmt)
     versions = _version_lines(text, as_is, path)
-    for index, source in sources.items():
-        notebook.cells[index].source = source
+    for number, source in sources.items():
+        notebook.cells[number - 1].source = source
     new = _with_lines(jupytext.writes(notebook, fmt=fmt), versions)
     _check_reads_back(jupytext.reads(new, fmt=path.suffix[1:]), notebook, sources, path)
     from ntdd.files import write_atomic  # files finds text notebooks through this module

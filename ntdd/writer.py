@@ -31,7 +31,7 @@ class NotebookWriteError(NtddError):
 
 
 def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
-    """Set the source of cells (by index) of the notebook at *path*, atomically.
+    """Set the source of cells (by number: 1 is the first) of the notebook at *path*, atomically.
 
     A jupytext text notebook is written back by jupytext (`text_notebook`).
     """
@@ -55,7 +55,7 @@ def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
     dump = _dumper(raw, notebook, path)
     cells = notebook["cells"]
     for index, text in sources.items():
-        cell = cells[index]
+        cell = cells[index - 1]
         old = cell.get("source", "")
         cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
     new = dump(notebook)

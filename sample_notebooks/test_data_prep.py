@@ -1,9 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
-# ntdd-hash: sha256:674a717e8bf352fcae2a345f4a3558facd3b3f030aa0d9620b770783de66a680
-# ntdd-render: c0cc2dd8000a6770
-# ntdd-frame: cd249214d5250fa3
+# ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
+# ntdd-render: 7dbafba5311ff03f
+# ntdd-frame: 5f06383501f2e7a0
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 
@@ -48,23 +48,23 @@ def _ntdd_test(request: pytest.FixtureRequest):
     yield from __ntdd__.test(request)
 
 
-# %% ntdd setup: cell 1, id 7e5d04ef
-__ntdd__.setup(1, '7e5d04ef', """\
+# %% ntdd setup: cell 2, id 7e5d04ef
+__ntdd__.setup(2, '7e5d04ef', """\
 import csv
 import statistics
 
 import numpy as np""")
 
 
-# %% ntdd setup: cell 2, id 7b69f05c
-__ntdd__.setup(2, '7b69f05c', """\
+# %% ntdd setup: cell 3, id 7b69f05c
+__ntdd__.setup(3, '7b69f05c', """\
 with open("data/people.csv", newline="") as f:
     rows = list(csv.DictReader(f))
 len(rows)""")
 
 
-# %% ntdd setup: cell 4, id 89df59b2
-__ntdd__.setup(4, '89df59b2', """\
+# %% ntdd setup: cell 5, id 89df59b2
+__ntdd__.setup(5, '89df59b2', """\
 %%time
 def fill_median(rows, column):
     known = [float(r[column]) for r in rows if r[column]]
@@ -76,8 +76,8 @@ ages = fill_median(rows, "age")
 heights = np.array(fill_median(rows, "height_cm"))""")
 
 
-# %% ntdd setup: cell 5, id 7ba250ab
-__ntdd__.setup(5, '7ba250ab', """\
+# %% ntdd setup: cell 6, id 7ba250ab
+__ntdd__.setup(6, '7ba250ab', """\
 def zscore(values):
     values = np.asarray(values, dtype=float)
     return (values - values.mean()) / values.std()
@@ -87,14 +87,14 @@ height_z = zscore(heights)
 height_z.round(2)""")
 
 
-# %% ntdd test: cell 7, id f2dbd777, sha b974d4f001bf
+# %% ntdd test: cell 8, id f2dbd777, sha b974d4f001bf
 def test_no_gaps_are_left():
     # TEST: no gaps are left
     assert len(ages) == len(rows) == len(heights)
     assert not np.isnan(heights).any()
 
 
-# %% ntdd test: cell 8, id 55f81dfa, sha 60e4d47f3851
+# %% ntdd test: cell 9, id 55f81dfa, sha 60e4d47f3851
 # TEST
 def test_median_fills_the_gap():
     """bob has no age: he gets the median of the others."""
@@ -108,7 +108,7 @@ def test_zscores_are_standardised():
     assert np.isclose(height_z.std(), 1.0)
 
 
-# %% ntdd test: cell 9, id 520ed147, sha 54641f870676
+# %% ntdd test: cell 10, id 520ed147, sha 54641f870676
 @pytest.mark.xfail(reason='0.1 + 0.2 is not 0.3 in binary floating point: compare with math.isclose')
 def test_decimal_sums_are_exact():
     # TEST: decimal sums are exact @xfail("0.1 + 0.2 is not 0.3 in binary floating point: compare with math.isclose")

@@ -1,9 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
-# ntdd-hash: sha256:50fc73ff5080f9693929924a810b54044002648209d617b57aa102f91e38d789
-# ntdd-render: c0cc2dd8000a6770
-# ntdd-frame: 12dba0c85ed08ff7
+# ntdd-hash: sha256:a6111b58a13ccdb54f9984de0a8bee5a790a69110924ce90e354253f20871bd7
+# ntdd-render: 7dbafba5311ff03f
+# ntdd-frame: 9a9aeb4862290eb6
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
@@ -48,8 +48,8 @@ def _ntdd_test(request: pytest.FixtureRequest):
     yield from __ntdd__.test(request)
 
 
-# %% ntdd setup: cell 1, id 9deae2d9
-__ntdd__.setup(1, '9deae2d9', """\
+# %% ntdd setup: cell 2, id 9deae2d9
+__ntdd__.setup(2, '9deae2d9', """\
 import torch
 from torch import nn
 
@@ -57,8 +57,8 @@ torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")""", assigns_device=True)
 
 
-# %% ntdd setup: cell 2, id a17002f7
-__ntdd__.setup(2, 'a17002f7', '''\
+# %% ntdd setup: cell 3, id a17002f7
+__ntdd__.setup(3, 'a17002f7', '''\
 class Scorer(nn.Module):
     """A small regression net with the layers whose mode matters."""
 
@@ -79,27 +79,27 @@ x = torch.randn(32, 8, device=device)
 target = torch.randn(32, device=device)''')
 
 
-# %% ntdd skipped: cell 3, id 95b5c0e3
+# %% ntdd skipped: cell 4, id 95b5c0e3
 # not run under test: # NTDD: skip
 
 
-# %% ntdd setup: cell 4, id a9321616
-__ntdd__.setup(4, 'a9321616', 'model.eval()  # ready for inference')
+# %% ntdd setup: cell 5, id a9321616
+__ntdd__.setup(5, 'a9321616', 'model.eval()  # ready for inference')
 
 
-# %% ntdd test: cell 6, id 08192f61, sha 62353e7f2db6
+# %% ntdd test: cell 7, id 08192f61, sha 62353e7f2db6
 def test_one_score_per_example():
     # TEST: one score per example
     assert model(x).shape == (32,)
 
 
-# %% ntdd test: cell 7, id 03512658, sha c19026d953aa
+# %% ntdd test: cell 8, id 03512658, sha c19026d953aa
 def test_scores_are_float32():
     # TEST: scores are float32
     assert model(x).dtype == torch.float32
 
 
-# %% ntdd test: cell 8, id ce48cea2, sha e674d9403a71
+# %% ntdd test: cell 9, id ce48cea2, sha e674d9403a71
 def test_the_loss_reaches_every_parameter():
     global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: the loss reaches every parameter
@@ -110,14 +110,14 @@ def test_the_loss_reaches_every_parameter():
     assert all(p.grad is not None for p in model.parameters())
 
 
-# %% ntdd test: cell 9, id 7857a1cc, sha f84417ad8c51
+# %% ntdd test: cell 10, id 7857a1cc, sha f84417ad8c51
 def test_inference_is_deterministic():
     # TEST: inference is deterministic
     with torch.no_grad():
         assert torch.equal(model(x), model(x))
 
 
-# %% ntdd test: cell 10, id 3889652f, sha 3d324783ddda
+# %% ntdd test: cell 11, id 3889652f, sha 3d324783ddda
 # TEST
 def test_every_tensor_is_in_the_state_dict():
     """A tensor set as a plain attribute is lost by state_dict() and .to()."""
@@ -132,7 +132,7 @@ def test_model_and_inputs_share_a_device(device):
     assert model(x).device.type == device.type
 
 
-# %% ntdd test: cell 11, id 1065cff6, sha 2764ffb0b787
+# %% ntdd test: cell 12, id 1065cff6, sha 2764ffb0b787
 def test_ready_for_inference_checked_with_ntdd_torch():
     global assert_mode, assert_same_device, assert_shape, assert_state_complete  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: ready for inference, checked with ntdd.torch
@@ -144,7 +144,7 @@ def test_ready_for_inference_checked_with_ntdd_torch():
     assert_state_complete(model)
 
 
-# %% ntdd test: cell 12, id 5dc29480, sha 2b3130c41640
+# %% ntdd test: cell 13, id 5dc29480, sha 2b3130c41640
 @pytest.mark.xfail(reason='detach() returns a tensor with no grad_fn: no gradient flows back through it')
 def test_detach_cuts_the_graph():
     global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
@@ -153,14 +153,14 @@ def test_detach_cuts_the_graph():
     assert loss.grad_fn is not None
 
 
-# %% ntdd test: cell 13, id d286c9d5, sha bad01c16612f
+# %% ntdd test: cell 14, id d286c9d5, sha bad01c16612f
 @pytest.mark.xfail(reason='(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error')
 def test_a_32_1_target_broadcasts():
     # TEST: a (32, 1) target broadcasts @xfail("(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error")
     assert (model(x) - target.unsqueeze(1)).shape == (32,)
 
 
-# %% ntdd test: cell 14, id afa93bc0, sha 4629a601568f
+# %% ntdd test: cell 15, id afa93bc0, sha 4629a601568f
 @pytest.mark.xfail(reason='mean() of an integer tensor raises: cast to float first')
 def test_the_mean_of_integers():
     # TEST: the mean of integers @xfail("mean() of an integer tensor raises: cast to float first")

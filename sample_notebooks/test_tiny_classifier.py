@@ -1,9 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
-# ntdd-hash: sha256:f8b4358278b9f0f45badf85083c5241c8387467da1af814c07d58bd47f602f5d
-# ntdd-render: c0cc2dd8000a6770
-# ntdd-frame: 8efa1d9363a9b5f9
+# ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
+# ntdd-render: 7dbafba5311ff03f
+# ntdd-frame: d16d08069d6eb41c
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 
@@ -48,8 +48,8 @@ def _ntdd_test(request: pytest.FixtureRequest):
     yield from __ntdd__.test(request)
 
 
-# %% ntdd setup: cell 1, id 2d3a2959
-__ntdd__.setup(1, '2d3a2959', """\
+# %% ntdd setup: cell 2, id 2d3a2959
+__ntdd__.setup(2, '2d3a2959', """\
 import torch
 from torch import nn
 
@@ -57,8 +57,8 @@ torch.manual_seed(0)
 device = torch.device("cuda" if torch.cuda.is_available() else "cpu")""", assigns_device=True)
 
 
-# %% ntdd setup: cell 3, id 74220c3c
-__ntdd__.setup(3, '74220c3c', """\
+# %% ntdd setup: cell 4, id 74220c3c
+__ntdd__.setup(4, '74220c3c', """\
 n = 256
 X = torch.cat([torch.randn(n // 2, 2) + 2, torch.randn(n // 2, 2) - 2])
 y = torch.cat([torch.zeros(n // 2), torch.ones(n // 2)]).long()
@@ -66,8 +66,8 @@ X, y = X.to(device), y.to(device)
 X.shape, y.shape""")
 
 
-# %% ntdd setup: cell 5, id 66e84160
-__ntdd__.setup(5, '66e84160', '''\
+# %% ntdd setup: cell 6, id 66e84160
+__ntdd__.setup(6, '66e84160', '''\
 class TinyClassifier(nn.Module):
     """Two inputs, one hidden layer, one logit per class."""
 
@@ -83,8 +83,8 @@ model = TinyClassifier().to(device)
 model''')
 
 
-# %% ntdd setup: cell 7, id bd575141
-__ntdd__.setup(7, 'bd575141', """\
+# %% ntdd setup: cell 8, id bd575141
+__ntdd__.setup(8, 'bd575141', """\
 def train(model, X, y, steps=200, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
@@ -100,7 +100,7 @@ final_loss = train(model, X, y)
 print(f"final loss {final_loss:.4f}")""")
 
 
-# %% ntdd test: cell 9, id 628e6345, sha b912b57950ed
+# %% ntdd test: cell 10, id 628e6345, sha b912b57950ed
 def test_one_logit_per_class():
     global logits  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: one logit per class
@@ -108,7 +108,7 @@ def test_one_logit_per_class():
     assert logits.shape == (len(X), 2)
 
 
-# %% ntdd test: cell 10, id 7a54ec87, sha 4e3337db13e5
+# %% ntdd test: cell 11, id 7a54ec87, sha 4e3337db13e5
 # TEST
 def test_model_lives_on_the_device_under_test(device):
     """Setup ran with `device` pinned, so the model was built there."""
@@ -122,7 +122,7 @@ def test_training_separates_the_blobs():
     assert accuracy > 0.95
 
 
-# %% ntdd test: cell 11, id cc609803, sha 3ca563e0726f
+# %% ntdd test: cell 12, id cc609803, sha 3ca563e0726f
 @pytest.mark.usefixtures("device")
 def test_a_fresh_model_learns():
     global fresh, before, after  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
@@ -133,7 +133,7 @@ def test_a_fresh_model_learns():
     assert after < before
 
 
-# %% ntdd test: cell 12, id fbb42227, sha 56b5df4d62b3
+# %% ntdd test: cell 13, id fbb42227, sha 56b5df4d62b3
 @pytest.mark.xfail(reason='CrossEntropyLoss wants integer class indices, not floats')
 def test_float_labels_are_not_class_indices():
     # TEST: float labels are not class indices @xfail("CrossEntropyLoss wants integer class indices, not floats")

@@ -56,7 +56,7 @@ def kernel_verdicts(path: Path, timeout: int = 120) -> dict[str, bool]:
     tests = {t.cell.index: t for t in plan.tests}
     skipped = {s.cell.index for s in plan.skipped}
     origin: list[int | None] = []  # the original cell index of each cell run
-    for index, cell in enumerate(nb.cells):
+    for index, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code":
             continue
         test = tests.get(index)

@@ -102,7 +102,7 @@ def test_check_lists_a_hand_edited_module(
 ) -> None:
     edit_module(module, "assert area > 0", "assert area > 1")
     assert main(["export", "--check", str(nb)]) == 1
-    assert "hand-edited in cell 2 (id " in capsys.readouterr().out
+    assert "hand-edited in cell 3 (id " in capsys.readouterr().out
 
 
 def test_check_lists_edits_outside_the_test_regions(
@@ -223,7 +223,7 @@ def test_sync_refuses_when_both_changed_and_changes_nothing(
     before = snapshot(nb, module)
     assert main(["sync", str(nb)]) == 1
     err = capsys.readouterr().err
-    assert "both changed since the last export; in conflict: cell 2 (id " in err
+    assert "both changed since the last export; in conflict: cell 3 (id " in err
     assert "--prefer notebook or --prefer module" in err
     assert snapshot(nb, module) == before
 

@@ -206,5 +206,5 @@ def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
     result = run(pytester, "nb.ipynb")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        ["*nb.ipynb: cell 1 (id *): bad marker: @timeout takes a number of seconds > 0*"]
+        ["*nb.ipynb: cell 2 (id *): bad marker: @timeout takes a number of seconds > 0*"]
     )

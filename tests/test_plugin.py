@@ -73,11 +73,11 @@ def test_junit_xml_carries_the_notebook_and_cell(notebook: Any, pytester: pytest
     assert case is not None
     props = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert props["notebook"] == "nb.ipynb"
-    assert props["cell"] == "1"
+    assert props["cell"] == "2"
     assert props["cell_id"]
     failure = case.find("failure")
     assert failure is not None
-    assert "in notebook nb.ipynb, cell 1" in (failure.get("message") or "")
+    assert "in notebook nb.ipynb, cell 2" in (failure.get("message") or "")
 
 
 def test_a_failure_shows_the_cells_lines_and_names_notebook_cell_and_line(
@@ -96,8 +96,8 @@ def test_a_failure_shows_the_cells_lines_and_names_notebook_cell_and_line(
             "*result = double(None)",
             "*return v * 2",
             "E*TypeError*",
-            "E*in notebook sub/model.ipynb, cell 1 (id *), line 2: result = double(None)",
-            "sub/model.ipynb (setup cell 0, id *):2: TypeError",
+            "E*in notebook sub/model.ipynb, cell 2 (id *), line 2: result = double(None)",
+            "sub/model.ipynb (setup cell 1, id *):2: TypeError",
         ]
     )
 
@@ -132,7 +132,7 @@ def test_a_setup_error_does_not_touch_other_notebooks(
     notebook(["x = 1", "# TEST\nassert x == 1"], name="b.ipynb")
     result = run(pytester, "--ntdd", ".")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.fnmatch_lines(["*a.ipynb (setup cell 0, id *) raised ValueError: bad setup"])
+    result.stdout.fnmatch_lines(["*a.ipynb (setup cell 1, id *) raised ValueError: bad setup"])
 
 
 def test_each_notebook_has_its_own_namespace(notebook: Any, pytester: pytest.Pytester) -> None:
@@ -242,7 +242,7 @@ def test_an_exported_module_is_not_collected_beside_its_notebook(
     result.stdout.fnmatch_lines(
         [
             "ntdd: test_nb.py not collected: its notebook nb.ipynb is collected directly",
-            "*nb.ipynb::test_cell_0 PASSED*",
+            "*nb.ipynb::test_cell_1 PASSED*",
         ]
     )
     run(pytester, ".").assert_outcomes(passed=1)  # without --ntdd, the module runs
@@ -317,7 +317,7 @@ def test_plan_warnings_are_shown_after_collection(notebook: Any, pytester: pytes
     result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["ntdd: warning: nb.ipynb: cell 1 (id *): test name 'test_same' is taken; this test is*"]
+        ["ntdd: warning: nb.ipynb: cell 2 (id *): test name 'test_same' is taken; this test is*"]
     )
 
 

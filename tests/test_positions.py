@@ -67,7 +67,7 @@ def test_a_docstring_stays_the_description_of_a_cell_that_rebinds(
     notebook(["n = 1", '# TEST\n"""Counting up."""\nn += 1\nassert n == 2'])
     result = run_notebook("nb.ipynb", "-v")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*::test_cell_1 PASSED - Counting up.*"])
+    result.stdout.fnmatch_lines(["*::test_cell_2 PASSED - Counting up.*"])
 
 
 def test_names_bound_anywhere_at_the_top_of_a_cell_land_in_the_namespace(
@@ -103,7 +103,7 @@ def test_cells_that_mean_something_else_in_a_function_run_as_notebook_code(
     result = run_notebook("nb2.ipynb")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*assert 3.14* == 3*", "*in notebook nb2.ipynb, cell 0 (id *), line 3: assert pi == 3"]
+        ["*assert 3.14* == 3*", "*in notebook nb2.ipynb, cell 1 (id *), line 3: assert pi == 3"]
     )
 
 
@@ -251,7 +251,7 @@ def test_return_or_yield_at_the_top_of_a_cell_is_that_tests_syntax_error(
     notebook([f"# TEST: odd\n{cell}", "# TEST: fine\nassert True"])
     result = run_notebook()
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines([f"*nb.ipynb: cell 0 (id *): {message}*"])
+    result.stdout.fnmatch_lines([f"*nb.ipynb: cell 1 (id *): {message}*"])
 
 
 def test_cells_run_as_main_and_notebook_classes_pickle(notebook: Any, run_notebook: Any) -> None:

@@ -70,7 +70,7 @@ def test_tags_and_ids_are_read(tmp_path: Path) -> None:
     cell = read_notebook(write_json(tmp_path / "nb.ipynb", nb)).cells[0]
     assert cell.tags == ("ntdd-skip", "other")
     assert cell.id == "abc-123"
-    assert cell.label == "cell 0 (id abc-123)"
+    assert cell.label == "cell 1 (id abc-123)"
 
 
 def test_unknown_cell_types_raw_cells_and_duplicate_ids_are_tolerated(tmp_path: Path) -> None:
@@ -98,16 +98,16 @@ BAD_FILES = {
     "no version": (b'{"cells": []}', "'nbformat' is None, expected a version number"),
     "future version": (b'{"nbformat": 5, "cells": []}', "nbformat 5 is newer"),
     "cells not a list": (b'{"nbformat": 4, "cells": {}}', "'cells' is dict, expected a list"),
-    "cell not an object": (b'{"nbformat": 4, "cells": [3]}', "cell 0 is int, expected an object"),
-    "no cell type": (b'{"nbformat": 4, "cells": [{"source": ""}]}', "cell 0 has no 'cell_type'"),
+    "cell not an object": (b'{"nbformat": 4, "cells": [3]}', "cell 1 is int, expected an object"),
+    "no cell type": (b'{"nbformat": 4, "cells": [{"source": ""}]}', "cell 1 has no 'cell_type'"),
     "bad source": (
         b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": 7}]}',
-        "cell 0: 'source' must be a string or a list of strings",
+        "cell 1: 'source' must be a string or a list of strings",
     ),
     "bad tags": (
         b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": "",'
         b' "metadata": {"tags": "x"}}]}',
-        "cell 0: 'metadata.tags' must be a list of strings",
+        "cell 1: 'metadata.tags' must be a list of strings",
     ),
     "v3 without worksheets": (
         b'{"nbformat": 3, "nbformat_minor": 0, "metadata": {}}',

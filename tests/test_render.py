@@ -110,7 +110,7 @@ def _read(tmp_path: Path, nb: object) -> Notebook:
 def test_each_test_region_records_the_hash_of_its_text(tmp_path: Path) -> None:
     text = render(tmp_path, ["x = 1", "# TEST: a\nassert x", "# TEST\ndef test_b():\n    assert x"])
     tests = [r for r in parse_regions(text) if r.kind == "test"]
-    assert [r.index for r in tests] == [1, 2]
+    assert [r.index for r in tests] == [2, 3]
     assert all(r.sha == region_sha(r.text) for r in tests)
 
 

@@ -51,8 +51,8 @@ def test_names_are_unique_identifiers_even_for_unicode_keywords_and_punctuation(
             "*::test_class",
             "*::test_shape_n_128",
             "*::test_shape_n_128_2",
-            "*::test_cell_4",
             "*::test_cell_5",
+            "*::test_cell_6",
         ]
     )
 
@@ -243,8 +243,8 @@ def test_a_failing_setup_cell_errors_its_tests_with_the_cells_traceback(
         [
             ">*return 1 / 0",
             "E*ZeroDivisionError: division by zero",
-            "*nb.ipynb (setup cell 1, id *):2: ZeroDivisionError",
-            "*SetupError: *nb.ipynb (setup cell 1, id *) raised ZeroDivisionError: division by*",
+            "*nb.ipynb (setup cell 2, id *):2: ZeroDivisionError",
+            "*SetupError: *nb.ipynb (setup cell 2, id *) raised ZeroDivisionError: division by*",
         ]
     )
 
@@ -255,14 +255,14 @@ def test_a_setup_cell_with_a_syntax_error_errors_the_tests(
     notebook(["x = (1,\n", "# TEST\nassert True"])
     result = run_notebook()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*SyntaxError*", "*setup cell 0*"])
+    result.stdout.fnmatch_lines(["*SyntaxError*", "*setup cell 1*"])
 
 
 def test_a_test_cell_with_a_syntax_error_fails_alone(notebook: Any, run_notebook: Any) -> None:
     notebook(["x = 1", "# TEST: broken\nassert (x ==\n", "# TEST: fine\nassert x == 1"])
     result = run_notebook()
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*nb.ipynb: cell 1 (id *): SyntaxError: * (line 2)*"])
+    result.stdout.fnmatch_lines(["*nb.ipynb: cell 2 (id *): SyntaxError: * (line 2)*"])
 
 
 def test_a_def_cell_using_setup_state_at_import_time_fails_alone(
@@ -291,7 +291,7 @@ def test_a_failure_names_the_notebook_cell_and_line(notebook: Any, run_notebook:
         [
             ">       assert total == 4",
             "E       assert 3 == 4",
-            "E       in notebook nb.ipynb, cell 1 (id *), line 3: assert total == 4",
+            "E       in notebook nb.ipynb, cell 2 (id *), line 3: assert total == 4",
         ]
     )
 

@@ -31,7 +31,7 @@ def test_the_summary_counts_outcomes_and_lists_failures_with_their_cell(
     assert lines[1].startswith("### ❌ ntdd: 1 failed, 1 passed, 1 skipped, 1 xfailed in ")
     assert lines[3:5] == ["| test | outcome | where | message |", "|---|---|---|---|"]
     failure = lines[5]
-    assert failure.startswith("| `nb.ipynb::test_fails` | failed | nb.ipynb, cell 2 (id ")
+    assert failure.startswith("| `nb.ipynb::test_fails` | failed | nb.ipynb, cell 3 (id ")
     assert "AssertionError: x \\| y" in failure  # the pipe cannot end the cell
     assert lines[6:] == [""]  # a blank line ends the table
 

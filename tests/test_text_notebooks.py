@@ -144,7 +144,7 @@ def test_pytest_ntdd_runs_percent_and_myst_notebooks(pytester: pytest.Pytester) 
     result = run(pytester, "--ntdd", ".")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(
-        ["*in notebook nb.py, cell 2, line 2: assert x == 2", "FAILED lab.md::test_red*"]
+        ["*in notebook nb.py, cell 3, line 2: assert x == 2", "FAILED lab.md::test_red*"]
     )
 
 
