@@ -2,7 +2,8 @@
 
 A code cell whose first line is `# TEST` (or `# TEST: a name`) is a test; the
 other code cells are the setup it runs against. `ntdd export` writes a pytest
-module per notebook and `pytest --ntdd` runs notebooks directly.
+module per notebook and `pytest --ntdd` runs notebooks directly; in Jupyter,
+`%load_ext ntdd` runs each `# TEST` cell as its test (`ntdd.kernel`).
 
 Names are imported lazily: a generated module imports `ntdd.runtime` and
 should not pay for Jinja or nbformat.
@@ -27,9 +28,11 @@ __all__ = [
     "NtddError",
     "Plan",
     "__version__",
+    "load_ipython_extension",
     "make_plan",
     "read_notebook",
     "render_module",
+    "unload_ipython_extension",
 ]
 
 _LAZY = {
@@ -46,3 +49,17 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """`%load_ext ntdd`: run `# TEST` cells as their pytest tests in this kernel."""
+    from ntdd.kernel.extension import load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """`%unload_ext ntdd`: `# TEST` cells run as plain code again."""
+    from ntdd.kernel.extension import unload
+
+    unload(ipython)

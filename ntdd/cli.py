@@ -278,17 +278,20 @@ def _pairs(
 
     A notebook's module is where export writes it; with *located*, where one
     was written already, if elsewhere. A module names its notebook in its
-    header. With *skip_others*, files that are neither are passed over.
+    header. A `.py` file is a notebook when it is a jupytext text notebook,
+    else a module. With *skip_others*, files that are neither are passed over.
     """
     from ntdd import paths as where
+    from ntdd.files import is_notebook_file
 
     seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
-        if path.suffix == ".py":
+        notebook = path.is_dir() or is_notebook_file(path, given=True)
+        if path.suffix == ".py" and not notebook:
             pair = _module_pair(path, skip_others)
             found = [pair] if pair is not None else []
-        elif skip_others and path.suffix != ".ipynb" and not path.is_dir():
+        elif skip_others and not notebook:
             continue
         else:
             locate = where.find_module if located else where.module_path

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ntdd.errors import NotebookReadError, NtddError
+from ntdd.text_notebook import TEXT_SUFFIXES, has_jupytext_header, is_paired, jupytext_installed
 
 
 class ReadOnlyError(NtddError):
@@ -25,25 +26,46 @@ def find_notebooks(paths: Iterable[str | Path]) -> Iterator[Path]:
 
     Checkpoints, hidden folders and symlinked folders are not entered, so a
     symlink loop cannot trap the search. A path that does not exist, or a
-    file that is not `.ipynb`, raises `NotebookReadError`.
+    file that is not a notebook (see `is_notebook_file`), raises
+    `NotebookReadError`.
     """
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             yield from _walk(path)
-        elif path.suffix == ".ipynb" and (path.exists() or path.is_symlink()):
+        elif is_notebook_file(path, given=True) and (path.exists() or path.is_symlink()):
             yield path
         elif not path.exists():
             raise NotebookReadError(f"{path}: no such file or directory")
+        elif path.suffix in TEXT_SUFFIXES:
+            raise NotebookReadError(
+                f"{path}: not a notebook (expected a .ipynb file, or a jupytext .py or .md "
+                "notebook with its header)"
+            )
         else:
             raise NotebookReadError(f"{path}: not a notebook (expected a .ipynb file)")
+
+
+def is_notebook_file(path: Path, given: bool = False) -> bool:
+    """Whether ntdd takes *path* for a notebook: a `.ipynb` file, or a jupytext text notebook.
+
+    A `.py` or `.md` file is one only with jupytext's header. Found in a
+    folder (not *given* by name), it is taken only where jupytext is
+    installed to read it, and not when a `.ipynb` of the same name sits
+    beside it: that is a jupytext pair, tested once, through the `.ipynb`.
+    """
+    if path.suffix == ".ipynb":
+        return True
+    if path.suffix not in TEXT_SUFFIXES or not (given or jupytext_installed()):
+        return False
+    return has_jupytext_header(path) and (given or not is_paired(path))
 
 
 def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
         for name in sorted(files):
-            if name.endswith(".ipynb"):
+            if name.endswith((".ipynb", *TEXT_SUFFIXES)) and is_notebook_file(Path(root) / name):
                 yield Path(root) / name
 
 

@@ -17,6 +17,7 @@ from ntdd.errors import ForeignFileError, NotebookReadError
 from ntdd.files import SKIP_DIRS, find_notebooks
 from ntdd.module_format import Header, parse_header
 from ntdd.names import identifier_from_title
+from ntdd.text_notebook import TEXT_SUFFIXES
 
 _HEAD = 2048  # bytes of a file that hold a module's header
 
@@ -34,8 +35,14 @@ def module_name(notebook: Path) -> str:
 
     The stem is made an identifier, so pytest can import the module, and it
     always starts with `test_`, so pytest collects it. It cannot name a folder.
+    A text notebook's suffix is kept in the name (`nb.py` -> `test_nb_py.py`,
+    `nb.md` -> `test_nb_md.py`): its module can then be neither the notebook
+    itself (`test_nb.py`) nor the module of the `nb.ipynb` it may be paired with.
     """
-    stem = identifier_from_title(notebook.stem)
+    text = notebook.suffix in TEXT_SUFFIXES
+    stem = identifier_from_title(
+        f"{notebook.stem}_{notebook.suffix[1:]}" if text else notebook.stem
+    )
     if not stem.startswith("test_"):
         stem = f"test_{stem}" if stem else "test_notebook"
     return f"{stem}.py"
@@ -119,7 +126,7 @@ def checked_source(module: Path, header: Header) -> Path:
         raise ForeignFileError(
             f"{module}: its header names {source!r}, outside the project; not following it"
         )
-    if notebook.suffix != ".ipynb":
+    if notebook.suffix not in (".ipynb", *TEXT_SUFFIXES):
         raise NotebookReadError(f"{module}: its header names {source!r}, which is not a notebook")
     return notebook
 

@@ -1,9 +1,12 @@
-"""Read a `.ipynb` file into a `Notebook`. The only module that touches JSON.
+"""Read a notebook file into a `Notebook`. The only module that touches JSON.
 
 nbformat's own reader validates every notebook against its JSON schema, which
 costs milliseconds per file and rejects notebooks that every Jupyter front-end
 opens. ntdd parses the JSON itself, checks the structure it relies on, and
 hands older formats (v1-v3) to nbformat's converters.
+
+jupytext's text notebooks (`.py`, `.md`) are read by jupytext, in
+`text_notebook`, into the same JSON object, and checked here alike.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from ntdd.errors import NotebookReadError
 from ntdd.model import Cell, Notebook
+from ntdd.text_notebook import TEXT_SUFFIXES, read_text_notebook
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
 
@@ -22,7 +26,7 @@ PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "pytho
 def read_notebook(path: str | Path) -> Notebook:
     """Read the notebook at *path*; raise `NotebookReadError` naming why not."""
     path = Path(path)
-    return parse_notebook(read_json(path), path)
+    return notebook_of_bytes(_load_bytes(path), path)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -32,6 +36,8 @@ def read_bytes(path: Path) -> bytes:
 
 def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
     """The notebook that *data*, read from *path*, holds."""
+    if path.suffix in TEXT_SUFFIXES:
+        return parse_notebook(read_text_notebook(path, data), path)
     return parse_notebook(_json_of(data, path), path)
 
 

@@ -15,11 +15,12 @@ import pytest
 
 from ntdd import containment, markers, timeout
 from ntdd.collect import NotebookModule
+from ntdd.files import is_notebook_file
 from ntdd.isolation import BASELINE, ProcessState
 from ntdd.locate import CellLocation
 from ntdd.model import Cell
 from ntdd.module_format import parse_header
-from ntdd.runtime import device_unavailable
+from ntdd.runtime import NotebookRuntime, device_unavailable
 from ntdd.settings import SETTINGS, Settings, counts_of
 from ntdd.timeout import Deadline
 
@@ -35,6 +36,7 @@ class NtddSession:
         self.settings = settings
         self.deduplicated: list[tuple[Path, Path]] = []
         self.unreadable = 0  # notebooks that failed to collect
+        self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
         config.stash[SETTINGS] = settings
 
     # -- collection ------------------------------------------------------
@@ -50,13 +52,14 @@ class NtddSession:
         plugin.
         """
         others = yield
-        if not (self.settings.enabled and file_path.suffix == ".ipynb"):
+        if not (self.settings.enabled and _notebook_file(file_path, parent)):
             return others
         ours = NotebookModule.from_parent(parent, path=file_path)
         ours.load()
+        self.notebook_ids.add(ours.nodeid)
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
-        return [ours, *others]
+        return [ours, *_not_as_python(file_path, others)]
 
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """With --ntdd, an exported module whose notebook is collected is left out."""
@@ -86,7 +89,8 @@ class NtddSession:
         for module in modules.values():
             lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
         if config.get_verbosity() > 0:
-            runtimes = {id(r): r for i in items if (r := _runtime(i)) is not None}
+            # The kernel extension's runtime has no parameters: it tests the live namespace.
+            runtimes = {id(r): r for i in items if isinstance(r := _runtime(i), NotebookRuntime)}
             notes = (r.parameters_note(config) for r in runtimes.values())
             lines += [f"ntdd: {note}" for note in notes if note]
         return lines
@@ -108,7 +112,7 @@ class NtddSession:
                     item.add_marker(pytest.mark.skip(reason="run by ntdd"))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if self.settings.enabled and report.failed and report.nodeid.endswith(".ipynb"):
+        if self.settings.enabled and report.failed and report.nodeid in self.notebook_ids:
             self.unreadable += 1
 
     @pytest.hookimpl(wrapper=True)
@@ -236,6 +240,18 @@ class NtddSession:
 
 
 _nothing = contextlib.nullcontext
+
+
+def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
+    """A `.ipynb` file, or a jupytext text notebook (see `files.is_notebook_file`)."""
+    return is_notebook_file(path, given=parent.session.isinitpath(path))
+
+
+def _not_as_python(path: Path, others: list[Any]) -> list[Any]:
+    """A text notebook named `test_*.py` is not also collected as a Python module."""
+    return (
+        [c for c in others if not isinstance(c, pytest.Module)] if path.suffix == ".py" else others
+    )
 
 
 def _relative(path: Path, config: pytest.Config) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ntdd.errors import NtddError
 from ntdd.files import write_atomic
+from ntdd.text_notebook import TEXT_SUFFIXES, replace_text_sources
 
 _STYLES = [
     (indent, ascii_only) for indent in (1, 2, 4, "\t", 0, None) for ascii_only in (False, True)
@@ -30,7 +31,13 @@ class NotebookWriteError(NtddError):
 
 
 def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
-    """Set the source of cells (by number: 1 is the first) of the notebook at *path*, atomically."""
+    """Set the source of cells (by number: 1 is the first) of the notebook at *path*, atomically.
+
+    A jupytext text notebook is written back by jupytext (`text_notebook`).
+    """
+    if path.suffix in TEXT_SUFFIXES:
+        replace_text_sources(path, sources)
+        return
     data = path.read_bytes()
     try:
         raw = data.decode("utf-8")

@@ -2,7 +2,8 @@
 
 A notebook's setup is shared by its tests; spread over workers it would run
 once per worker, and nbval's cells would run without their state. Notebook
-files (and modules ntdd generated) are scheduled as one unit; every other
+files (jupytext's text notebooks too, and modules ntdd generated) are
+scheduled as one unit; every other
 test is scheduled alone, as `--dist load` does.
 
 This subclasses xdist's LoadScopeScheduling and uses its internals
@@ -18,12 +19,13 @@ from typing import Any
 from xdist.scheduler import LoadScopeScheduling
 
 from ntdd.module_format import is_generated
+from ntdd.text_notebook import has_jupytext_header
 
 
 class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]
     def _split_scope(self, nodeid: str) -> str:
         path = nodeid.split("::", 1)[0]
-        if path.endswith(".ipynb") or (path.endswith(".py") and _generated(path)):
+        if path.endswith(".ipynb") or (path.endswith((".py", ".md")) and _one_unit(path)):
             return path
         return nodeid
 
@@ -52,9 +54,12 @@ class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]
 
 
 @functools.lru_cache(maxsize=4096)
-def _generated(path: str) -> bool:
+def _one_unit(path: str) -> bool:
+    """A module ntdd generated, or a jupytext text notebook: its tests share one setup."""
     try:
         with Path(path).open(encoding="utf-8") as f:
-            return is_generated(f.read(200))
+            if is_generated(f.read(200)):
+                return True
     except (OSError, UnicodeDecodeError):
         return False
+    return has_jupytext_header(Path(path))

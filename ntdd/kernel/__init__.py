@@ -1,0 +1,16 @@
+"""The test-driven loop inside Jupyter: `%load_ext ntdd`.
+
+With the extension loaded, running a `# TEST` cell runs it as the pytest test
+that `ntdd export` would write for it, against the kernel's live namespace;
+`%ntdd` runs every test cell run so far again, as one pytest session.
+
+- `extension` is the IPython side: the input transformer, the magics, what
+  a cell shows and when it errors. It is the only module here that imports
+  IPython.
+- `cells` renders one cell through ntdd's own pipeline (`plan`, `render`)
+  and defines its test in the kernel; `runtime` is the kernel's `__ntdd__`,
+  what a rendered test region calls.
+- `run` runs the tests with `pytest.main` in the kernel's process.
+
+Nothing here imports torch, and nothing writes the notebook file.
+"""

@@ -1,0 +1,262 @@
+"""`%load_ext ntdd`: `# TEST` cells run as their pytest tests, in a real Jupyter kernel.
+
+One notebook exercises the extension cell by cell (a kernel start costs
+seconds); each test below reads the outputs of the cells it is about.
+The kernel has no torch: `sys.modules["torch"] = None` makes importing it fail.
+It knows its notebook's name, as JupyterLab tells it (`__session__`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import code, make_notebook
+
+from ntdd.kernel.cells import render_cell
+from ntdd.kernel.extension import MarkTestCells, summary_line
+from ntdd.kernel.run import Outcome, Result
+from ntdd.kernel.runtime import CellScope
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+CELLS = {
+    "no torch": 'import sys\nsys.modules["torch"] = None  # this kernel has no torch\n'
+    '__session__ = "course/lab.ipynb"  # as JupyterLab tells the kernel',
+    "load": "%load_ext ntdd",
+    "setup": "X = [3.0, 4.0]\ntotal = 0",
+    "cuda": "# TEST: on the gpu @cuda\nassert False",  # the first test cell: needs __ntdd__
+    "normalise": "# TEST: normalise\nnorm = sum(v * v for v in X) ** 0.5\n"
+    "X = [v / norm for v in X]\ntotal += 1\nprint('norm was', norm)",
+    "after normalise": "print(X, total)",
+    "red": "# TEST: two entries\nassert len(X) == 3",
+    "green": "# TEST: two entries\nassert len(X) == 2",
+    "fixtures": "# TEST\n"
+    "def test_fixtures(tmp_path, capsys, monkeypatch, device):\n"
+    '    """pytest\'s fixtures, and the notebook\'s own device."""\n'
+    '    monkeypatch.setenv("NTDD_KERNEL_TEST", "1")\n'
+    '    print("captured")\n'
+    '    assert capsys.readouterr().out == "captured\\n"\n'
+    "    assert tmp_path.is_dir()\n"
+    '    assert device == "cpu"\n\n'
+    "def helper():\n"
+    "    return 2",
+    "defined": 'print(helper(), callable(test_fixtures), "test_two_entries" in dir())',
+    "conftest": "# TEST\ndef test_conftest_fixture(answer):\n    assert answer == 42",
+    "skip": '# TEST: later @skip("not yet")\nassert False',
+    "xfail": '# TEST: known bug @xfail("issue 12")\nassert False',
+    "timeout": "# TEST: too slow @timeout(0.5)\nimport time\ntime.sleep(30)",
+    "magics": "# TEST: magics\n%time q = 3\nassert q == 3\nassert get_ipython().kernel is not None",
+    "await": "# TEST: awaits\nimport asyncio\nawait asyncio.sleep(0)\nawaited = True",
+    "rerun": '%ntdd -v -k "not too_slow"',
+    "rerun -x": "%ntdd -x",
+    "opt out": "%config NtddMagics.raise_on_failure = False",
+    "reported only": "# TEST: reported only\nassert total < 0",
+    "who": "%who",
+    "torch": 'print("torch:", sys.modules["torch"])',
+    "unload": "%unload_ext ntdd",
+    "plain again": "# TEST: plain code again\nassert False",
+}
+
+
+CONFTEST = """\
+import pytest
+
+
+@pytest.fixture
+def answer():
+    return 42
+"""
+
+
+@pytest.fixture(scope="module")
+def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    """The notebook run top to bottom by nbclient, going on after errors; its folder."""
+    import nbclient
+
+    folder = tmp_path_factory.mktemp("kernel")
+    (folder / "conftest.py").write_text(CONFTEST)
+    nb = make_notebook(list(CELLS.values()))
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(folder)}},
+    )
+    client.execute()
+    return dict(zip(CELLS, nb.cells, strict=True)), folder
+
+
+def text(cell: Any) -> str:
+    """A cell's stream output, as one text without colours."""
+    return ANSI.sub("", "".join(o.get("text", "") for o in cell.outputs))
+
+
+def error(cell: Any) -> Any:
+    return next((o for o in cell.outputs if o.output_type == "error"), None)
+
+
+slow = pytest.mark.slow
+
+
+@slow
+def test_a_failing_cell_shows_pytests_report_and_errors(kernel_run: Any) -> None:
+    cell = kernel_run[0]["red"]
+    report = text(cell)
+    assert "def test_two_entries():" in report
+    assert ">       assert len(X) == 3" in report
+    assert "E       assert 2 == 3" in report
+    assert "E        +  where 2 = len([0.6, 0.8])" in report
+    where = f"in notebook lab.ipynb, cell {cell.execution_count}, line 2: assert len(X) == 3"
+    assert f"E       {where}" in report  # the cell as Jupyter numbers it: In [6]
+    assert "FAILED lab.ipynb::test_two_entries - assert 2 == 3" in report
+    assert error(cell).ename == "NotebookTestFailure"
+    assert error(cell).evalue == "test_two_entries failed"
+
+
+@slow
+def test_a_passing_cell_says_so_in_one_line(kernel_run: Any) -> None:
+    cell = kernel_run[0]["green"]
+    assert text(cell) == "ntdd: test_two_entries passed\n"
+    assert error(cell) is None
+
+
+@slow
+def test_a_bare_cells_assignments_land_in_the_kernels_namespace(kernel_run: Any) -> None:
+    cells = kernel_run[0]
+    assert text(cells["normalise"]) == "norm was 5.0\nntdd: test_normalise passed\n"
+    assert text(cells["after normalise"]) == "[0.6, 0.8] 1\n"
+
+
+@slow
+def test_a_cell_of_functions_defines_them_and_runs_them_with_fixtures(kernel_run: Any) -> None:
+    cells = kernel_run[0]
+    assert text(cells["fixtures"]) == "ntdd: test_fixtures passed\n"
+    # Defined in the kernel, as the cell would define them; a bare cell's wrapper is not.
+    assert text(cells["defined"]) == "2 True False\n"
+    # The conftest.py of the kernel's working directory is loaded.
+    assert text(cells["conftest"]) == "ntdd: test_conftest_fixture passed\n"
+
+
+@slow
+def test_marks_are_honoured(kernel_run: Any) -> None:
+    cells = kernel_run[0]
+    assert text(cells["skip"]) == "ntdd: test_later skipped (not yet)\n"
+    assert text(cells["xfail"]) == "ntdd: test_known_bug xfailed (issue 12)\n"
+    assert text(cells["cuda"]) == (
+        "ntdd: test_on_the_gpu skipped (needs cuda: torch is not installed)\n"
+    )
+    assert not any(error(cells[name]) for name in ("skip", "xfail", "cuda"))
+    timed_out = cells["timeout"]
+    assert "timed out after 0.5 s (ntdd timeout)" in text(timed_out)
+    assert error(timed_out).evalue == "test_too_slow failed"
+
+
+@slow
+def test_magics_and_top_level_await_work_in_test_cells(kernel_run: Any) -> None:
+    cells = kernel_run[0]
+    assert text(cells["magics"]).endswith("ntdd: test_magics passed\n")  # after %time's lines
+    assert text(cells["await"]) == "ntdd: test_awaits passed\n"
+
+
+@slow
+def test_ntdd_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None:
+    cells = kernel_run[0]
+    rerun = text(cells["rerun"])
+    # The red run of `two entries` was replaced by the green one: 10 tests, one deselected.
+    assert "lab.ipynb::test_normalise PASSED" in rerun  # -v: one line per test
+    assert re.search(r" 6 passed, 2 skipped, 1 deselected, 1 xfailed in [\d.]+s =+$", rerun, re.M)
+    assert error(cells["rerun"]) is None
+    first_failure = text(cells["rerun -x"])
+    assert "stopping after 1 failures" in first_failure
+    assert re.search(r"^1 failed, 4 passed, 2 skipped, 1 xfailed in [\d.]+s$", first_failure, re.M)
+    assert error(cells["rerun -x"]).evalue == "1 of 10 tests failed: test_too_slow"
+
+
+@slow
+def test_raise_on_failure_false_only_reports(kernel_run: Any) -> None:
+    cell = kernel_run[0]["reported only"]
+    assert "FAILED lab.ipynb::test_reported_only" in text(cell)
+    assert error(cell) is None
+
+
+@slow
+def test_the_kernel_is_left_as_without_the_extension(kernel_run: Any) -> None:
+    cells, folder = kernel_run
+    assert "@py" not in text(cells["who"]) and "__ntdd__" not in text(cells["who"])
+    assert text(cells["torch"]) == "torch: None\n"  # never imported
+    assert error(cells["plain again"]).ename == "AssertionError"  # unloaded: code again
+    # No cache, no notebook written (pytest may keep the rewritten conftest's bytecode).
+    assert {p.name for p in folder.iterdir()} - {"__pycache__"} == {"conftest.py"}
+
+
+def test_the_transformer_marks_test_cells_only() -> None:
+    mark = MarkTestCells()
+    assert mark(["# TEST: a\n", "assert x\n"]) == ["%%ntdd\n", "# TEST: a\n", "assert x\n"]
+    assert mark(["\n", "# TEST\n"]) == ["%%ntdd\n", "\n", "# TEST\n"]
+    assert mark(["x = 1\n", "# TEST\n"]) == ["x = 1\n", "# TEST\n"]
+    assert mark([]) == []
+
+
+def test_a_cell_renders_as_export_writes_it() -> None:
+    rendered = render_cell("# TEST: shape @slow\nX = 2 * X", 7, "abc", "nb.ipynb")
+    assert rendered.marker.startswith("# %% ntdd test: cell 7, id abc, sha ")
+    assert rendered.region.split("\n") == [
+        "@pytest.mark.slow",
+        "def test_shape():",
+        "    global X  # ntdd: the cell's assignments land in the notebook's namespace, "
+        "as in a kernel",
+        "    # TEST: shape @slow",
+        "    X = 2 * X",
+    ]
+
+
+def test_a_wrapped_cells_function_is_kept_out_of_the_namespace() -> None:
+    namespace: dict[str, Any] = {"X": 1}
+    wrapped = CellScope(namespace, keep_apart=True)
+    exec("@pytest.mark.slow\ndef test_a():\n    global X\n    X = 2", namespace, wrapped)
+    assert "test_a" not in namespace and "test_a" in wrapped
+    wrapped["test_a"]()
+    assert namespace["X"] == 2
+    functions = CellScope(namespace, keep_apart=False)
+    exec("import math\ndef test_b():\n    pass", namespace, functions)
+    assert {"math", "test_b"} <= namespace.keys()
+
+
+def test_the_summary_line_names_each_test_and_reason() -> None:
+    outcome = Outcome(0)
+    outcome.results = {
+        "test_a": Result("test_a", "passed"),
+        "test_b": Result("test_b", "xfailed", "issue 12"),
+    }
+    assert summary_line(outcome) == "ntdd: test_a passed, test_b xfailed (issue 12)"
+
+
+# -- the other runners, on a notebook that loads the extension ----------------------
+
+LOADING = [
+    "%load_ext ntdd",
+    "x = 1",
+    "# TEST: one\nassert x == 1",
+    "# TEST\ndef test_two():\n    assert x == 1",
+]
+
+
+def test_under_pytest_ntdd_load_ext_is_harmless(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(LOADING)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=2)
+
+
+@slow
+def test_nbvals_kernel_runs_test_cells_through_the_extension(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook([*LOADING, code("# TEST: red\nassert x == 2")])
+    # In a process of its own: nbval leaves its kernel's stderr file open.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nbval-lax", "nb.ipynb")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(["*NotebookTestFailure*test_red failed*"])
