@@ -112,6 +112,12 @@ def _faults_options(faults: argparse.ArgumentParser) -> None:
     )
     faults.add_argument("--devices", default="cpu", help="devices to run on (default: cpu)")
     faults.add_argument("--timeout", help="seconds per test, setup included")
+    faults.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="run each fault as a pytest run of its own, one after another, instead of "
+        "forking them from the clean run (slower; the same results)",
+    )
 
 
 def _kill_rate(text: str) -> float:
@@ -306,6 +312,7 @@ def _faults(args: argparse.Namespace) -> int:
         faults=fault_names(args.faults),
         devices=args.devices,
         timeout=args.timeout,
+        fork=not args.no_fork,
         min_kill_rate=args.min_kill_rate,
     )
 

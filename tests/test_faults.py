@@ -123,7 +123,7 @@ def test_the_json_report_has_every_fault_of_every_notebook(
     }
     assert notebook["baseline"] == {"test_shape": "passed"}
     assert (report["caught"], report["applicable"], report["exit_code"]) == (3, 11, 1)
-    assert notebook["mode"] == "process"
+    assert notebook["mode"] == "fork"
 
 
 def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_readme_shows(

@@ -7,10 +7,12 @@
 - `runs`: a notebook's tests run in this process through `pytest --ntdd`,
   with a fault injected through the run's `config.stash`; the outcomes and
   what each fault changed.
+- `forked`: the same results from one run per notebook, forked once setup is
+  done, one child per fault.
 - `report`: the results as a text table, JSON and Markdown.
 - `command`: `ntdd faults PATH...`, for the CLI.
 
-Only `runs` imports pytest (and `command`, when it runs).
+Only `runs`, `forked` and `command` import pytest.
 """
 
 from __future__ import annotations

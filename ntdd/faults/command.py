@@ -33,6 +33,7 @@ class Request:
     faults: tuple[str, ...] = tuple(FAULTS)
     devices: str = "cpu"
     timeout: str | None = None
+    fork: bool = True  # fork the fault runs from the clean run, where that is safe
     min_kill_rate: float = 1.0
 
     def pytest_args(self) -> list[str]:
@@ -83,7 +84,10 @@ def _runs(
     notebook: Path, names: Sequence[str], request: Request
 ) -> tuple[Outcomes, list[FaultResult], str]:
     """The clean run's outcomes, each fault's verdict, and how the runs were made."""
+    from ntdd.faults.forked import forked_runs
     from ntdd.faults.runs import one_run_per_fault
 
+    if request.fork:
+        return forked_runs(notebook, names, request.pytest_args())
     baseline, results = one_run_per_fault(notebook, names, request.pytest_args())
     return baseline, results, "process"

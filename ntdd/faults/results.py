@@ -74,7 +74,7 @@ class NotebookReport:
     status: str  # tested, no tests, unreadable
     results: tuple[FaultResult, ...] = ()
     baseline: dict[str, str] = field(default_factory=dict)
-    mode: str = ""  # how the fault runs were made
+    mode: str = ""  # fork or process: how the fault runs were made
     error: str = ""  # why it could not be read
 
     @property

@@ -29,9 +29,9 @@ from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
 from ntdd.runtime import SetupError
 from ntdd.settings import INJECTION, Injection
 
-# Quiet, and the same in every run: no terminal, no cache, no plugin that
-# reorders tests, and output captured at the Python level only (the process's
-# own descriptors go to the null device while a run lasts).
+# Quiet, and the same in every run and every child of a forked run: no
+# terminal, no cache, no plugin that reorders tests, and output captured at
+# the Python level only (a child must not share pytest's capture files).
 QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
     "-o", "addopts=", "-W", "ignore", "--capture=sys",
@@ -87,8 +87,11 @@ def run_session(
 ) -> Outcomes:
     """Run a notebook's tests in this process, quietly; return their outcomes."""
     recorder = recorder or Recorder()
+    pid = os.getpid()
     with _quiet():
         code = pytest.main([*QUIET, "--ntdd", *args, str(notebook)], plugins=[recorder, *plugins])
+    if os.getpid() != pid:  # a forked child got here: it must never go on as its parent
+        os._exit(70)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):
         raise RuntimeError(f"pytest could not run {notebook} (exit {int(code)})")
     return recorder.outcomes
