@@ -61,10 +61,12 @@ def torch_of(ns: Namespace) -> Any:
 
 
 def _of_torch(torch: Any, value: Any) -> bool:
+    """*value* is torch, a part of it, or one of its objects (a model of your own class too)."""
     if isinstance(value, types.ModuleType):
-        return value.__name__.partition(".")[0] == "torch"
+        return str(getattr(value, "__name__", "")).partition(".")[0] == "torch"
     kinds = (torch.Tensor, torch.nn.Module, torch.optim.Optimizer)
-    return isinstance(value, kinds) or type(value).__module__.partition(".")[0] == "torch"
+    module = str(getattr(type(value), "__module__", "") or "")
+    return module.partition(".")[0] == "torch" or isinstance(value, kinds)
 
 
 def _public(ns: Namespace) -> Iterator[tuple[str, Any]]:
