@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ntdd.parameters import Parameters
 
 OK, NOTHING_TO_DO, BAD_INPUT = 0, 1, 2
-FAULT_NAMES = ("shape", "dtype", "device", "detached", "mode", "unregistered")
+FAULTS_MISSED = 1  # `ntdd faults`: the exit policy is not met
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -84,19 +84,56 @@ def _parser() -> argparse.ArgumentParser:
     faults = _command(
         sub, "faults", _faults, "inject common PyTorch faults; see which tests notice"
     )
-    faults.add_argument("notebook", type=Path)
-    faults.add_argument(
-        "--faults",
-        default=",".join(FAULT_NAMES),
-        help=f"comma-separated faults to inject (default: {','.join(FAULT_NAMES)})",
-    )
-    faults.add_argument("--json", action="store_true", help="print the report as JSON")
-    faults.add_argument("--devices", default="cpu", help="devices to run on (default: cpu)")
-    faults.add_argument("--timeout", help="seconds per test, setup included")
+    _faults_options(faults)
 
     init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
     _init_options(init)
     return parser
+
+
+def _faults_options(faults: argparse.ArgumentParser) -> None:
+    from ntdd.faults import FAULTS
+
+    faults.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_DIR")
+    faults.add_argument(
+        "--faults",
+        default=",".join(FAULTS),
+        help=f"comma-separated faults to inject (default: all {len(FAULTS)}: {','.join(FAULTS)})",
+    )
+    faults.add_argument(
+        "--min-kill-rate",
+        type=_kill_rate,
+        default=1.0,
+        metavar="R",
+        help="exit 1 unless each notebook's tests catch this share of the faults that apply "
+        "to it (0.8 or 80%%; default 1: every applicable fault)",
+    )
+    faults.add_argument("--json", action="store_true", help="print the report as JSON")
+    faults.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.md",
+        help='append the report as Markdown to FILE.md (e.g. "$GITHUB_STEP_SUMMARY")',
+    )
+    faults.add_argument("--devices", default="cpu", help="devices to run on (default: cpu)")
+    faults.add_argument("--timeout", help="seconds per test, setup included")
+    faults.add_argument(
+        "--no-fork",
+        action="store_true",
+        help="run each fault as a pytest run of its own, one after another, instead of "
+        "forking them from the clean run (slower; the same results)",
+    )
+
+
+def _kill_rate(text: str) -> float:
+    """`0.8` or `80%`: a share between 0 and 1."""
+    try:
+        rate = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0 <= rate <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a share from 0 to 1, or 0% to 100%")
+    return rate
 
 
 def _init_options(init: argparse.ArgumentParser) -> None:
@@ -322,25 +359,42 @@ def _module_pair(path: Path, skip_others: bool) -> _Pair | None:
 def _faults(args: argparse.Namespace) -> int:
     import json
 
-    from ntdd.fault_runner import as_json, format_table, run_faults
-    from ntdd.plan import make_plan
-    from ntdd.reader import read_notebook
+    from ntdd.faults.command import Request, fault_names, run_faults
+    from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
+    from ntdd.faults.results import UNREADABLE, NotebookReport
 
-    names = [n.strip() for n in args.faults.split(",") if n.strip()]
-    unknown = sorted(set(names) - set(FAULT_NAMES))
-    if unknown or not names:
-        raise NtddError(
-            f"unknown fault(s): {', '.join(unknown) or '(none given)'}; "
-            f"known: {', '.join(FAULT_NAMES)}"
-        )
-    if not make_plan(read_notebook(args.notebook)).tests:
-        raise NtddError(f"{args.notebook}: no test cells; nothing could catch a fault")
-    pytest_args = ["--ntdd-devices", args.devices]
-    if args.timeout:
-        pytest_args += ["--ntdd-timeout", args.timeout]
-    report = run_faults(args.notebook, names, pytest_args)
-    print(json.dumps(as_json(report), indent=2) if args.json else format_table(report))
-    return OK if report.all_caught else NOTHING_TO_DO
+    request = Request(
+        paths=tuple(args.paths),
+        faults=fault_names(args.faults),
+        devices=args.devices,
+        timeout=args.timeout,
+        fork=not args.no_fork,
+        min_kill_rate=args.min_kill_rate,
+    )
+
+    def show(report: NotebookReport) -> None:
+        if report.status == UNREADABLE:
+            print(f"ntdd: error: {report.error}", file=sys.stderr)
+        if not args.json:
+            print(notebook_table(report) + "\n", flush=True)
+
+    summary = run_faults(request, show)
+    if not summary.reports:
+        print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
+        return NOTHING_TO_DO
+    unreadable = any(r.status == UNREADABLE for r in summary.reports)
+    code = BAD_INPUT if unreadable else OK if summary.passed else FAULTS_MISSED
+    if args.json:
+        print(json.dumps(as_json(summary, code), indent=2, ensure_ascii=False))
+    else:
+        if len(summary.reports) > 1:
+            print(summary_table(summary) + "\n")
+        print(verdict_line(summary))
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        with args.report.open("a", encoding="utf-8") as f:
+            f.write(markdown(summary))
+    return code
 
 
 def _init(args: argparse.Namespace) -> int:

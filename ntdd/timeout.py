@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import math
+import os
 import signal
 import sys
 import threading
@@ -149,6 +150,14 @@ class _Watchdog:
                     del self._jobs[job.thread]
                     job.fire()
 
+    def after_fork(self) -> None:
+        """In a forked child (`ntdd faults`): the thread is gone, and the lock may be held
+        by it forever; start afresh, and start a thread again at the next deadline."""
+        self._condition = threading.Condition()
+        self._jobs = {}
+        self._thread = None
+        self._sleeps_until = math.inf
+
     def _sleep(self, until: float) -> None:
         self._sleeps_until = until
         self._condition.wait(None if until == math.inf else until - time.monotonic())
@@ -156,6 +165,8 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WATCHDOG.after_fork)
 
 
 def _importing(thread: int) -> bool:

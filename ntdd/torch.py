@@ -41,6 +41,7 @@ __all__ = [
     "assert_state_complete",
     "assert_step_order",
     "check_step_order",
+    "mode_dependent",
 ]
 
 T = TypeVar("T")
@@ -65,10 +66,16 @@ def _is_module(obj: object) -> TypeGuard[nn.Module]:
     return isinstance(obj, _torch().nn.Module)
 
 
-def _check_module(model: object) -> nn.Module:
+def _check_module(model: object, argument: str = "model") -> nn.Module:
     if not _is_module(model):
-        raise TypeError(f"expected an nn.Module, got {type(model).__name__}")
+        raise TypeError(f"{argument} must be an nn.Module, got {type(model).__name__}")
     return model
+
+
+def _check_tensor(t: object, argument: str) -> torch.Tensor:
+    if not _is_tensor(t):
+        raise TypeError(f"{argument} must be a torch.Tensor, got {type(t).__name__}")
+    return t
 
 
 def _fail(header: str, lines: Sequence[str] = ()) -> NoReturn:
@@ -160,7 +167,7 @@ def assert_shape(
     names new to *dims* are added once the check passes), and at most one `...`
     (any number of dims).
     """
-    actual = tuple(int(n) for n in t.shape)
+    actual = tuple(int(n) for n in _check_tensor(t, "t").shape)
     head, tail = _split(expected)
     bound, label = dict(dims or {}), _tensor_label(name)
     fixed = len(head) + len(tail or ())
@@ -180,8 +187,11 @@ def assert_shape(
 
 
 def _as_dtype(dtype: torch.dtype | str) -> torch.dtype:
+    if isinstance(dtype, _torch().dtype):
+        given: torch.dtype = dtype
+        return given
     if not isinstance(dtype, str):
-        return dtype
+        raise TypeError(f"dtype must be a torch.dtype or its name, got {type(dtype).__name__}")
     found = getattr(_torch(), dtype.removeprefix("torch."), None)
     if not isinstance(found, _torch().dtype):
         raise ValueError(f"{dtype!r} is not a torch dtype (such as 'float32')")
@@ -202,7 +212,9 @@ def assert_dtype(
         if obj.dtype != want:
             _fail(f"{_tensor_label(name)} has dtype {obj.dtype}; expected {want}")
         return
-    model = _check_module(obj)
+    if not _is_module(obj):
+        raise TypeError(f"obj must be a torch.Tensor or an nn.Module, got {type(obj).__name__}")
+    model = obj
     wrong = [
         f"{kind} {qualname} is {t.dtype}"
         for qualname, t, kind in _named_state(model)
@@ -220,6 +232,7 @@ def assert_same_device(
     PyTorch's "Expected all tensors to be on the same device" comes from deep in a
     forward pass; this names what is where. *names* label *tensors* in the message.
     """
+    _torch()
     if names is not None and len(names) != len(tensors):
         raise ValueError(f"{len(names)} names for {_plural(len(tensors), 'tensor')}")
     state = _named_state(_check_module(model)) if model is not None else iter(())
@@ -227,8 +240,7 @@ def assert_same_device(
     owner = _model_label(model) if found and model is not None else ""
     labels = [f"tensor {n!r}" for n in names] if names is not None else None
     for i, t in enumerate(tensors):
-        if not _is_tensor(t):
-            raise TypeError(f"tensors[{i}] is a {type(t).__name__}, not a tensor")
+        _check_tensor(t, f"tensors[{i}]")
         found.append((labels[i] if labels else f"tensors[{i}]", t.device))
     if not found:
         return
@@ -256,7 +268,10 @@ def _flatten(obj: object, label: str) -> Iterator[tuple[str, torch.Tensor]]:
         for i, value in enumerate(obj):
             yield from _flatten(value, f"{label}[{i}]")
     else:
-        raise TypeError(f"{label or 'obj'} is a {type(obj).__name__}: expected tensors or modules")
+        raise TypeError(
+            f"{label or 'obj'} must be a torch.Tensor or an nn.Module (or a list or dict of "
+            f"them), got {type(obj).__name__}"
+        )
 
 
 def _non_finite(t: torch.Tensor) -> str:
@@ -280,6 +295,11 @@ def assert_finite(
         if found := _non_finite(obj):
             _fail(f"{_tensor_label(name)} has {found}")
         return
+    if not (_is_module(obj) or isinstance(obj, (Mapping, list, tuple))):
+        raise TypeError(
+            "obj must be a torch.Tensor or an nn.Module (or a list or dict of them), "
+            f"got {type(obj).__name__}"
+        )
     what = _model_label(obj, name) if _is_module(obj) else repr(name)
     pairs = _flatten(obj, "" if _is_module(obj) else name)
     wrong = [f"{label} has {found}" for label, t in pairs if (found := _non_finite(t))]
@@ -370,6 +390,8 @@ def assert_grad_flow(
     path (a zeroed output, dead ReLUs). Returns the report for further checks.
     """
     _check_module(model)
+    if loss is not None:
+        _check_tensor(loss, "loss")
     params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
     if not params:
         total = len(list(model.parameters()))
@@ -438,23 +460,56 @@ def assert_state_complete(model: nn.Module, *, ignore: Collection[str] = ()) -> 
 
 
 def assert_mode(model: nn.Module, train: bool = False) -> None:
-    """Check that every submodule is in training mode if *train*, else in eval mode.
+    """Check that the submodules whose mode matters are in training mode if *train*, else eval.
 
-    Dropout and BatchNorm compute differently in each; a submodule left in the
-    wrong mode (a custom `.train()`, a copied layer) changes results silently.
+    Dropout and normalisation layers compute differently in each mode; one left
+    in the wrong mode (a custom `.train()`, a copied layer) changes results
+    silently. A `Linear` or `ReLU` computes the same either way, so its flag
+    is not checked (`mode_dependent` says which modules are).
     """
     _check_module(model)
     want, call = ("training", "train") if train else ("eval", "eval")
+    dependent = [(name, m) for name, m in model.named_modules() if mode_dependent(m)]
     wrong = [
         f"{name or 'the model'} ({type(m).__name__}) is in "
         f"{'training' if m.training else 'eval'} mode; expected {want}"
-        for name, m in model.named_modules()
+        for name, m in dependent
         if m.training != train
     ]
     if wrong:
-        total = len(list(model.modules()))
-        header = f"{len(wrong)} of {total} modules of {_model_label(model)} are not in {want} mode"
+        header = (
+            f"{len(wrong)} of {len(dependent)} mode-dependent modules of {_model_label(model)} "
+            f"are not in {want} mode"
+        )
         _fail(f"{header} (call model.{call}()):", wrong)
+
+
+def mode_dependent(module: nn.Module) -> bool:
+    """Whether *module* itself computes differently in training and eval mode.
+
+    True for dropout and normalisation layers with running statistics,
+    recurrent and attention layers (their dropout), modules that override
+    `train()`, and modules whose `forward` reads `self.training`.
+    """
+    nn = _torch().nn
+    if isinstance(module, nn.modules.batchnorm._NormBase):
+        return bool(module.track_running_stats)
+    kinds = (nn.modules.dropout._DropoutNd, nn.RNNBase, nn.MultiheadAttention)
+    if isinstance(module, kinds):
+        return True
+    cls = type(module)
+    if cls.train is not nn.Module.train:
+        return True
+    forward = getattr(cls, "forward", None)
+    code = getattr(forward, "__code__", None)
+    return code is not None and _reads_training(code)
+
+
+def _reads_training(code: types.CodeType) -> bool:
+    """Whether *code*, or a function nested in it, reads an attribute named `training`."""
+    if "training" in code.co_names:
+        return True
+    return any(isinstance(c, types.CodeType) and _reads_training(c) for c in code.co_consts)
 
 
 # --- optimizer and scheduler -------------------------------------------------------------
@@ -481,14 +536,31 @@ def _run_before_step(obj: Any, before: Callable[[], None]) -> Iterator[None]:
             obj.step = saved
 
 
-@contextlib.contextmanager
-def check_step_order(optimizer: Optimizer, *schedulers: LRScheduler) -> Iterator[None]:
+def check_step_order(
+    optimizer: Optimizer, *schedulers: LRScheduler
+) -> contextlib.AbstractContextManager[None]:
     """Fail if a scheduler steps before *optimizer* has stepped within the block.
 
     `scheduler.step()` before `optimizer.step()` skips the first learning rate of
     the schedule, and PyTorch only warns, once. `step` of these instances is
-    wrapped while the block runs and restored afterwards, also on error.
+    wrapped while the block runs and restored afterwards, also on error. The
+    arguments are checked when it is called, not when the block starts.
     """
+    if not isinstance(optimizer, _torch().optim.Optimizer):
+        raise TypeError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
+    for i, scheduler in enumerate(schedulers):
+        if not callable(getattr(scheduler, "step", None)):
+            kind = type(scheduler).__name__
+            raise TypeError(f"schedulers[{i}] must be a learning-rate scheduler, got {kind}")
+        if getattr(scheduler, "optimizer", optimizer) is not optimizer:
+            raise ValueError(f"{type(scheduler).__name__} schedules another optimizer")
+    return _step_order(optimizer, schedulers)
+
+
+@contextlib.contextmanager
+def _step_order(optimizer: Optimizer, schedulers: Sequence[LRScheduler]) -> Iterator[None]:
     stepped = False
 
     def optimizer_stepped() -> None:
@@ -505,8 +577,6 @@ def check_step_order(optimizer: Optimizer, *schedulers: LRScheduler) -> Iterator
     with contextlib.ExitStack() as stack:
         stack.enter_context(_run_before_step(optimizer, optimizer_stepped))
         for scheduler in schedulers:
-            if getattr(scheduler, "optimizer", optimizer) is not optimizer:
-                raise ValueError(f"{type(scheduler).__name__} schedules another optimizer")
             hook = functools.partial(scheduler_steps, scheduler)
             stack.enter_context(_run_before_step(scheduler, hook))
         yield
@@ -516,5 +586,8 @@ def assert_step_order(
     optimizer: Optimizer, scheduler: LRScheduler, train_step: Callable[[], T]
 ) -> T:
     """Run *train_step()* under `check_step_order(optimizer, scheduler)`; return its result."""
-    with check_step_order(optimizer, scheduler):
+    checked = check_step_order(optimizer, scheduler)
+    if not callable(train_step):
+        raise TypeError(f"train_step must be a function, got {type(train_step).__name__}")
+    with checked:
         return train_step()

@@ -1,9 +1,9 @@
 # ntdd: generated — edit the notebook or use `ntdd sync`.
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
-# ntdd-hash: sha256:a6111b58a13ccdb54f9984de0a8bee5a790a69110924ce90e354253f20871bd7
+# ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
 # ntdd-render: f172ba297e2c92b9
-# ntdd-frame: f9eba2d5b1362105
+# ntdd-frame: dc62f883b7a90673
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 
@@ -93,13 +93,20 @@ def test_one_score_per_example():
     assert model(x).shape == (32,)
 
 
-# %% ntdd test: cell 8, id 03512658, sha c19026d953aa
+# %% ntdd test: cell 8, id 5b1e0c3a, sha 2a7e4cf200e7
+def test_scores_and_targets_have_the_same_shape():
+    # TEST: scores and targets have the same shape
+    # (a (32,) and a (32, 1) broadcast to (32, 32) in the loss, silently)
+    assert model(x).shape == target.shape
+
+
+# %% ntdd test: cell 9, id 03512658, sha c19026d953aa
 def test_scores_are_float32():
     # TEST: scores are float32
     assert model(x).dtype == torch.float32
 
 
-# %% ntdd test: cell 9, id ce48cea2, sha e674d9403a71
+# %% ntdd test: cell 10, id ce48cea2, sha e674d9403a71
 def test_the_loss_reaches_every_parameter():
     global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: the loss reaches every parameter
@@ -110,14 +117,21 @@ def test_the_loss_reaches_every_parameter():
     assert all(p.grad is not None for p in model.parameters())
 
 
-# %% ntdd test: cell 10, id 7857a1cc, sha f84417ad8c51
+# %% ntdd test: cell 11, id 7857a1cc, sha f84417ad8c51
 def test_inference_is_deterministic():
     # TEST: inference is deterministic
     with torch.no_grad():
         assert torch.equal(model(x), model(x))
 
 
-# %% ntdd test: cell 11, id 3889652f, sha 3d324783ddda
+# %% ntdd test: cell 12, id c4f1d2e7, sha 6fb2b968be9f
+def test_scores_stay_in_a_sane_range():
+    # TEST: scores stay in a sane range
+    with torch.no_grad():
+        assert model(x).abs().max() < 100, "exploding activations"
+
+
+# %% ntdd test: cell 13, id 3889652f, sha 3d324783ddda
 # TEST
 def test_every_tensor_is_in_the_state_dict():
     """A tensor set as a plain attribute is lost by state_dict() and .to()."""
@@ -132,7 +146,7 @@ def test_model_and_inputs_share_a_device(device):
     assert model(x).device.type == device.type
 
 
-# %% ntdd test: cell 12, id 1065cff6, sha 2764ffb0b787
+# %% ntdd test: cell 14, id 1065cff6, sha 2764ffb0b787
 def test_ready_for_inference_checked_with_ntdd_torch():
     global assert_mode, assert_same_device, assert_shape, assert_state_complete  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
     # TEST: ready for inference, checked with ntdd.torch
@@ -144,7 +158,34 @@ def test_ready_for_inference_checked_with_ntdd_torch():
     assert_state_complete(model)
 
 
-# %% ntdd test: cell 13, id 5dc29480, sha 2b3130c41640
+# %% ntdd setup: cell 16, id 7d3c5f90
+__ntdd__.setup(16, '7d3c5f90', 'opt = torch.optim.SGD(model.parameters(), lr=0.01)')
+
+
+# %% ntdd test: cell 17, id 91b6e4d2, sha 34e791616525
+def test_each_step_starts_from_fresh_gradients():
+    global grads, _  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
+    # TEST: each step starts from fresh gradients
+    grads = []
+    for _ in range(2):
+        opt.zero_grad()
+        nn.functional.mse_loss(model(x), target).backward()
+        grads.append([p.grad.clone() for p in model.parameters()])
+    assert all(torch.equal(a, b) for a, b in zip(*grads)), "opt.zero_grad() left gradients behind"
+
+
+# %% ntdd test: cell 18, id 3f8a0b6d, sha 15d217b7f1bc
+def test_a_training_step_lowers_the_loss():
+    global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
+    # TEST: a training step lowers the loss
+    loss = nn.functional.mse_loss(model(x), target)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    assert nn.functional.mse_loss(model(x), target) < loss
+
+
+# %% ntdd test: cell 19, id 5dc29480, sha 2b3130c41640
 @pytest.mark.xfail(reason='detach() returns a tensor with no grad_fn: no gradient flows back through it')
 def test_detach_cuts_the_graph():
     global loss  # ntdd: the cell's assignments land in the notebook's namespace, as in a kernel
@@ -153,14 +194,14 @@ def test_detach_cuts_the_graph():
     assert loss.grad_fn is not None
 
 
-# %% ntdd test: cell 14, id d286c9d5, sha bad01c16612f
+# %% ntdd test: cell 20, id d286c9d5, sha bad01c16612f
 @pytest.mark.xfail(reason='(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error')
 def test_a_32_1_target_broadcasts():
     # TEST: a (32, 1) target broadcasts @xfail("(32,) minus (32, 1) broadcasts to (32, 32): a wrong loss, not an error")
     assert (model(x) - target.unsqueeze(1)).shape == (32,)
 
 
-# %% ntdd test: cell 15, id afa93bc0, sha 4629a601568f
+# %% ntdd test: cell 21, id afa93bc0, sha 4629a601568f
 @pytest.mark.xfail(reason='mean() of an integer tensor raises: cast to float first')
 def test_the_mean_of_integers():
     # TEST: the mean of integers @xfail("mean() of an integer tensor raises: cast to float first")

@@ -39,3 +39,19 @@ def test_the_benchmark_script_runs_every_workload_on_a_tiny_size(tmp_path: Path)
     ):
         assert f"## {heading}" in report
     assert "| 10 | " in report and "| 1\u00d7 |" in report  # setup ran once for 10 tests
+
+
+@pytest.mark.slow
+def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: Path) -> None:
+    out = tmp_path / "faults.md"
+    script = str(ROOT / "benchmarks" / "faults.py")
+    done = subprocess.run(
+        [sys.executable, script, "--runs", "1", "--warmup", "0", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    report = out.read_text(encoding="utf-8")
+    assert "| one test run: `pytest --ntdd` | " in report
+    assert "| `ntdd faults` (12 faults, forked) | " in report
+    assert "Target: `ntdd faults` ≤ 3\u00d7 one test run: " in report

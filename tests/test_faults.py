@@ -1,113 +1,168 @@
-"""`ntdd faults`: injected faults, and which of a notebook's tests catch them."""
+"""`ntdd faults`: which injected faults a notebook's tests catch, told as tables and exit codes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import weakref
+import re
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, write_notebook
+from conftest import ROOT, SAMPLES, write_notebook
 
 from ntdd.cli import main
-from ntdd.faults import FAULTS, NotApplicable
+from ntdd.faults import FAULTS
 
 torch = pytest.importorskip("torch")
-nn = torch.nn
 
-SETUP = (
+# A classifier trained in setup, with an optimizer: every fault applies to it.
+CLASSIFIER = (
     "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
-    "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))\n"
-    "x = torch.randn(16, 4)\ny = torch.randn(16, 1)"
+    "X = torch.randn(64, 4)\ny = (X[:, 0] > 0).long()\n"
+    "model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.5)\n"
+    "for _ in range(50):\n"
+    "    opt.zero_grad()\n"
+    "    nn.functional.cross_entropy(model(X), y).backward()\n"
+    "    opt.step()"
 )
+MISSES = "# TEST: shape\nassert model(X).shape == (64, 2)"
+CATCHES = {
+    "nan": "from ntdd.torch import assert_finite\nassert_finite(model(X))",
+    "scale": "assert model(X).abs().max() < 100",
+    "labels": "assert (model(X).argmax(1) == y).float().mean() > 0.9",
+    "lr0": "before = [p.detach().clone() for p in model.parameters()]\n"
+    "opt.zero_grad()\nnn.functional.cross_entropy(model(X), y).backward()\nopt.step()\n"
+    "assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))",
+    "stale_grad": "opt.zero_grad()\nassert all(p.grad is None for p in model.parameters())",
+    "broadcast": "assert nn.functional.cross_entropy(model(X), y) < 0.5",
+}
+CHANGED = {
+    "nan": "X[0, 0] → nan",
+    "scale": "model: 4 parameters ×1e4",
+    "labels": "y (64,) permuted (shifted by one)",
+    "lr0": "opt lr 0.5 → 0",
+    "stale_grad": "opt.zero_grad() → a no-op",
+    "broadcast": "y (64,) → (64, 1)",
+}
+
+
+def table(notebook: str, fault: str, changed: str, verdict: str, rate: str, met: str) -> str:
+    """The text report on one notebook and one fault, as `ntdd faults` prints it."""
+    name, what = max(len("fault"), len(fault)), max(len("what changed"), len(changed))
+    return (
+        f"{notebook}\n\n"
+        f"{'fault':<{name}}  {'what changed':<{what}}  caught by\n"
+        f"{'-' * name}  {'-' * what}  ---------\n"
+        f"{fault:<{name}}  {changed:<{what}}  {verdict}\n\n"
+        f"kill rate: {rate}\n\n"
+        f"exit policy (every applicable fault caught): {met}\n"
+    )
+
+
+@pytest.mark.parametrize("fault", list(CATCHES))
+def test_each_new_fault_is_caught_by_a_test_that_checks_for_it_and_missed_otherwise(
+    fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "catch.ipynb", [CLASSIFIER, f"# TEST: catches\n{CATCHES[fault]}"])
+    write_notebook(tmp_path / "miss.ipynb", [CLASSIFIER, MISSES])
+    assert main(["faults", "catch.ipynb", "--faults", fault]) == 0
+    assert capsys.readouterr().out == table(
+        "catch.ipynb",
+        fault,
+        CHANGED[fault],
+        "test_catches",
+        "1/1 applicable faults caught (100%)",
+        "met",
+    )
+    assert main(["faults", "miss.ipynb", "--faults", fault]) == 1
+    suggestion = FAULTS[fault].suggestion.replace("`", "")
+    assert capsys.readouterr().out == table(
+        "miss.ipynb",
+        fault,
+        CHANGED[fault],
+        f"NOT CAUGHT. Try: {suggestion}",
+        "0/1 applicable faults caught (0%)",
+        "NOT met",
+    )
+
+
+def test_a_fault_that_makes_setup_raise_is_caught_by_setup_only_if_a_test_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    check = "assert torch.isfinite(X).all(), 'NaN in the data'"
+    write_notebook(tmp_path / "below.ipynb", [CLASSIFIER, MISSES, check, "# TEST: later\npass"])
+    write_notebook(tmp_path / "last.ipynb", [CLASSIFIER, MISSES, check])
+    assert main(["faults", "below.ipynb", "--faults", "nan"]) == 0
+    out = capsys.readouterr().out
+    by_setup = r"nan    X\[0, 0\] → nan  caught by setup \(setup cell \d raised AssertionError\)"
+    assert re.search(by_setup + r": test_later\n", out), out  # numbered as the runtime numbers
+    assert main(["faults", "last.ipynb", "--faults", "nan"]) == 1
+    assert "nan    X[0, 0] → nan  NOT CAUGHT." in capsys.readouterr().out
+
+
+def test_the_json_report_has_every_fault_of_every_notebook(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "miss.ipynb", [CLASSIFIER, MISSES])
+    assert main(["faults", "miss.ipynb", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    (notebook,) = report["notebooks"]
+    statuses = {f["name"]: f["status"] for f in notebook["faults"]}
+    assert statuses == {
+        **dict.fromkeys(["shape", "dtype", "device"], "caught"),
+        **dict.fromkeys(["detached", "unregistered", "nan", "scale", "labels"], "survived"),
+        **dict.fromkeys(["lr0", "stale_grad", "broadcast"], "survived"),
+        "mode": "not applicable",
+    }
+    assert notebook["baseline"] == {"test_shape": "passed"}
+    assert (report["caught"], report["applicable"], report["exit_code"]) == (3, 11, 1)
+    assert notebook["mode"] == "fork"
+
+
+def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_readme_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "failure_modes.ipynb").write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
+    assert main(["faults", "failure_modes.ipynb"]) == 0
+    out = capsys.readouterr().out
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("$ ntdd faults sample_notebooks/failure_modes.ipynb\n", 1)[1]
+    shown = shown.split("```", 1)[0].replace(
+        "sample_notebooks/failure_modes.ipynb", "failure_modes.ipynb"
+    )
+    assert out == shown
+    assert "labels        -" in out and "11/11 applicable faults caught (100%)" in out
+
+
+def test_a_run_changes_no_file_writes_no_cache_and_leaves_no_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    noisy = "import os\nos.system('echo from a subprocess')\nprint('from a cell')"
+    path = write_notebook(tmp_path / "nb.ipynb", [CLASSIFIER, noisy, MISSES + "\n" + noisy])
+    before = {p: sha(p) for p in tmp_path.iterdir()}
+    state = process_state()
+    assert main(["faults", str(path), "--faults", "nan,lr0"]) == 1
+    out, err = capfd.readouterr()
+    assert "from a" not in out + err  # neither the clean run nor a child wrote to the terminal
+    assert out.startswith(f"{path}\n\nfault")
+    assert {p: sha(p) for p in tmp_path.iterdir()} == before  # no cache, no file changed
+    assert process_state() == state
 
 
 def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-@pytest.fixture
-def shape_only(tmp_path: Path) -> Path:
-    """Tests that notice broken inputs and nothing else."""
-    return write_notebook(
-        tmp_path / "nb.ipynb",
-        [SETUP, "# TEST: output shape\nassert model(x).shape == (16, 1)"],
-    )
-
-
-def run_json(path: Path, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
-    code = main(["faults", str(path), "--json", *args])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def test_it_reports_exactly_the_faults_that_tests_catch_and_miss(
-    shape_only: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, report = run_json(shape_only, capsys)
-    by_name = {f["name"]: f for f in report["faults"]}
-    assert {n for n, f in by_name.items() if f["caught"]} == {"shape", "dtype", "device"}
-    assert {n for n, f in by_name.items() if f["applicable"] and not f["caught"]} == {
-        "detached",
-        "unregistered",
-    }
-    assert by_name["mode"]["applicable"] is False
-    assert "Dropout" in by_name["mode"]["not_applicable"]
-    assert by_name["shape"]["caught_by"] == ["test_output_shape"]
-    assert report["kill_rate"] == 3 / 5
-    assert code == 1
-
-
-def test_the_table_names_faults_tests_and_the_kill_rate(
-    shape_only: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert main(["faults", str(shape_only), "--faults", "dtype,detached,mode"]) == 1
-    out = capsys.readouterr().out
-    assert "dtype         test_output_shape" in out
-    assert "detached      NOT CAUGHT: no test failed" in out
-    assert "mode          not applicable: no model with Dropout or normalisation layers" in out
-    assert "kill rate: 1/2 applicable faults caught (50%)" in out
-
-
-def test_when_every_applicable_fault_is_caught_it_exits_0(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    path = write_notebook(
-        tmp_path / "nb.ipynb",
-        [
-            SETUP,
-            "# TEST: shape\nassert model(x).shape == (16, 1)",
-            "# TEST: gradients\nfrom ntdd.torch import assert_grad_flow\n"
-            "assert_grad_flow(model, nn.functional.mse_loss(model(x), y))",
-            "# TEST: state\nfrom ntdd.torch import assert_state_complete\n"
-            "assert_state_complete(model)",
-        ],
-    )
-    code, report = run_json(path, capsys)
-    assert report["all_caught"] is True
-    assert code == 0
-
-
-def test_the_failure_modes_sample_catches_every_applicable_fault(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    notebook = tmp_path / "failure_modes.ipynb"
-    notebook.write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
-    code, report = run_json(notebook, capsys)
-    assert [f["name"] for f in report["faults"] if f["applicable"]] == list(FAULTS)
-    assert report["kill_rate"] == 1.0
-    assert code == 0
-
-
-def test_a_run_leaves_no_state_behind_and_changes_no_file(
-    shape_only: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    before = {p: sha(p) for p in shape_only.parent.iterdir()}
-    cwd = os.getcwd()
-    main(["faults", str(shape_only)])
-    assert {p: sha(p) for p in shape_only.parent.iterdir()} == before
-    assert os.getcwd() == cwd
+def process_state() -> tuple[object, ...]:
+    environ = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}  # pytest's
+    return os.getcwd(), environ, list(sys.path), torch.get_num_threads()
 
 
 def test_a_notebook_without_torch_has_no_applicable_faults(
@@ -116,92 +171,20 @@ def test_a_notebook_without_torch_has_no_applicable_faults(
     path = write_notebook(
         tmp_path / "nb.ipynb", ["values = [1, 2]", "# TEST\nassert sum(values) == 3"]
     )
-    code, report = run_json(path, capsys, "--faults", "shape,detached")
-    assert [f["applicable"] for f in report["faults"]] == [False, False]
-    assert code == 0
+    assert main(["faults", str(path), "--faults", "shape,lr0", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    reasons = [f["reason"] for f in report["notebooks"][0]["faults"]]
+    assert reasons == ["the notebook does not use torch"] * 2
+    assert report["kill_rate"] is None and report["passed"] is True
 
 
 def test_bad_requests_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plain = write_notebook(tmp_path / "plain.ipynb", ["x = 1"])
-    assert main(["faults", str(plain)]) == 2
-    assert "no test cells" in capsys.readouterr().err
-    assert main(["faults", str(plain), "--faults", "nope"]) == 2
-    assert "unknown fault(s): nope" in capsys.readouterr().err
-
-
-# -- the faults themselves -----------------------------------------------------
-
-
-def namespace() -> dict[str, object]:
-    model = nn.Sequential(nn.Linear(4, 8), nn.BatchNorm1d(8), nn.Dropout(0.1), nn.Linear(8, 1))
-    model.eval()
-    return {"model": model, "x": torch.randn(6, 4), "labels": torch.arange(6), "torch": torch}
-
-
-def test_shape_fault_reshapes_every_input() -> None:
-    ns = namespace()
-    FAULTS["shape"].inject(ns, weakref.WeakSet())
-    assert ns["x"].shape == (4, 6)
-    assert ns["labels"].shape == (6, 1)
-
-
-def test_dtype_fault_casts_floating_inputs_only() -> None:
-    ns = namespace()
-    FAULTS["dtype"].inject(ns, weakref.WeakSet())
-    assert ns["x"].dtype == torch.float64
-    assert ns["labels"].dtype == torch.int64
-    assert next(ns["model"].parameters()).dtype == torch.float32
-
-
-def test_device_fault_moves_inputs_off_the_models_device() -> None:
-    ns = namespace()
-    FAULTS["device"].inject(ns, weakref.WeakSet())
-    assert ns["x"].device.type == "meta"
-
-
-def test_detached_fault_cuts_the_graph() -> None:
-    ns = namespace()
-    FAULTS["detached"].inject(ns, weakref.WeakSet())
-    assert not any(p.requires_grad for p in ns["model"].parameters())
-
-
-def test_mode_fault_flips_the_mode() -> None:
-    ns = namespace()
-    FAULTS["mode"].inject(ns, weakref.WeakSet())
-    assert ns["model"].training
-
-
-def test_unregistered_fault_hides_a_parameter_from_the_state_dict() -> None:
-    ns = namespace()
-    keys = set(ns["model"].state_dict())
-    FAULTS["unregistered"].inject(ns, weakref.WeakSet())
-    assert keys - set(ns["model"].state_dict()) == {"0.weight"}
-    assert isinstance(ns["model"][0].weight, torch.Tensor)
-    assert ns["model"](torch.randn(2, 4)).shape == (2, 1)  # it still runs
-
-
-def test_faults_with_nothing_to_change_say_why() -> None:
-    for name in FAULTS:
-        with pytest.raises(NotApplicable):
-            FAULTS[name].inject({"torch": torch, "n": 3}, weakref.WeakSet())
-
-
-def test_each_fault_starts_from_a_clean_state_even_in_a_helper_module(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """A fault that changes a model living in an imported module must not reach the next run."""
-    (tmp_path / "helpers.py").write_text(
-        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
-        "model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1)).eval()\n"
-    )
-    path = write_notebook(
-        tmp_path / "nb.ipynb",
-        [
-            "import torch\nfrom helpers import model\nx = torch.randn(16, 4)",
-            "# TEST: still in eval mode\nassert not model.training",
-        ],
-    )
-    code, report = run_json(path, capsys, "--faults", "mode,detached")
-    verdicts = {f["name"]: f["caught"] for f in report["faults"]}
-    assert verdicts == {"mode": True, "detached": False}
-    assert code == 1
+    assert main(["faults", str(plain), "--faults", "nope,nan"]) == 2
+    assert "unknown fault(s): nope; known: shape, dtype," in capsys.readouterr().err
+    assert main(["faults", str(tmp_path / "missing.ipynb")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["faults", str(plain), "--min-kill-rate", "120%"])
+    assert info.value.code == 2
+    assert "expected a share from 0 to 1" in capsys.readouterr().err

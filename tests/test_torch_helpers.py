@@ -374,26 +374,67 @@ def test_assert_mode_passes_a_model_in_the_expected_mode() -> None:
     assert_mode(model.eval())
 
 
-def test_assert_mode_names_modules_left_in_training_mode() -> None:
-    model = nn.Sequential(nn.Linear(4, 8), nn.Sequential(nn.BatchNorm1d(8), nn.Dropout(0.5))).eval()
+def test_assert_mode_names_only_the_modules_whose_mode_matters() -> None:
+    model = nn.Sequential(
+        nn.Linear(4, 8), nn.Sequential(nn.BatchNorm1d(8), nn.Dropout(0.5)), nn.ReLU()
+    ).eval()
     model[1].train()
     with pytest.raises(AssertionError) as info:
         assert_mode(model, train=False)
     assert str(info.value).splitlines() == [
-        "3 of 5 modules of model (Sequential) are not in eval mode (call model.eval()):",
-        "  1 (Sequential) is in training mode; expected eval",
+        "2 of 2 mode-dependent modules of model (Sequential) are not in eval mode "
+        "(call model.eval()):",
         "  1.0 (BatchNorm1d) is in training mode; expected eval",
         "  1.1 (Dropout) is in training mode; expected eval",
     ]
 
 
+def test_assert_mode_ignores_layers_that_compute_the_same_in_either_mode() -> None:
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.LayerNorm(8)).train()
+    model.add_module("stats_free", nn.BatchNorm1d(8, track_running_stats=False))
+    assert_mode(model, train=False)
+
+
+class Noisy(nn.Module):
+    """Adds noise while training: its forward reads self.training."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + torch.randn_like(x) if self.training else x
+
+
+class Frozen(nn.Module):
+    """Overrides train() to keep a submodule in eval mode."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Linear(2, 2)
+
+    def train(self, mode: bool = True) -> Frozen:
+        super().train(mode)
+        self.body.eval()
+        return self
+
+
+def test_assert_mode_names_modules_that_read_training_or_override_train() -> None:
+    model = nn.Sequential(Noisy(), Frozen(), nn.LSTM(2, 2, num_layers=2, dropout=0.1))
+    with pytest.raises(AssertionError) as info:
+        assert_mode(model, train=False)
+    assert str(info.value).splitlines()[1:] == [
+        "  0 (Noisy) is in training mode; expected eval",
+        "  1 (Frozen) is in training mode; expected eval",
+        "  2 (LSTM) is in training mode; expected eval",
+    ]
+
+
 def test_assert_mode_names_the_model_itself_and_lists_at_most_ten() -> None:
-    model = nn.Sequential(*[nn.Dropout() for _ in range(12)]).eval()
     with pytest.raises(
-        AssertionError, match=r"the model \(Sequential\) is in eval mode; expected training"
-    ) as info:
+        AssertionError, match=r"the model \(Noisy\) is in eval mode; expected training"
+    ):
+        assert_mode(Noisy().eval(), train=True)
+    model = nn.Sequential(*[nn.Dropout() for _ in range(12)]).eval()
+    with pytest.raises(AssertionError, match="12 of 12 mode-dependent") as info:
         assert_mode(model, train=True)
-    assert str(info.value).endswith("  ... and 3 more")
+    assert str(info.value).endswith("  ... and 2 more")
 
 
 # --- check_step_order --------------------------------------------------------------------
@@ -461,20 +502,68 @@ def test_check_step_order_rejects_a_scheduler_of_another_optimizer() -> None:
 # --- without torch -----------------------------------------------------------------------
 
 
-def test_the_module_imports_without_torch_and_helpers_say_how_to_install_it() -> None:
+def test_the_module_imports_without_torch_and_every_helper_says_how_to_install_it() -> None:
     code = textwrap.dedent(
         """
-        import sys
+        import inspect, sys
         sys.modules["torch"] = None
         import ntdd.torch as t
-        for helper in (t.assert_finite, t.assert_mode, t.assert_state_complete):
+        for name in t.__all__:
+            helper = getattr(t, name)
+            if inspect.isclass(helper):
+                continue
+            required = [
+                p for p in inspect.signature(helper).parameters.values()
+                if p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+            ]
             try:
-                helper(object())
+                helper(*[object()] * len(required))
             except ImportError as exc:
-                print(exc)
+                print(name, exc)
+            else:
+                print(name, "raised nothing")
         """
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
-    assert result.stdout.splitlines() == ["ntdd.torch needs PyTorch: pip install 'ntdd[torch]'"] * 3
+    import ntdd.torch
+
+    helpers = [n for n in ntdd.torch.__all__ if not n.startswith("GradFlow")]
+    message = "ntdd.torch needs PyTorch: pip install 'ntdd[torch]'"
+    assert result.stdout.splitlines() == [f"{name} {message}" for name in helpers]
+
+
+def _sgd() -> torch.optim.Optimizer:
+    return torch.optim.SGD(nn.Linear(2, 1).parameters(), lr=0.1)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: assert_shape([1, 2], (2,)), "t must be a torch.Tensor, got list"),
+        (lambda: assert_dtype([1.0], "float32"), "obj must be a torch.Tensor or an nn.Module"),
+        (lambda: assert_dtype(torch.zeros(1), 32), "dtype must be a torch.dtype or its name"),
+        (lambda: assert_same_device("cpu"), "model must be an nn.Module, got str"),
+        (
+            lambda: assert_same_device(None, torch.zeros(1), [0.0]),
+            r"tensors\[1\] must be a torch.Tensor, got list",
+        ),
+        (lambda: assert_finite(3.0), "obj must be a torch.Tensor or an nn.Module"),
+        (lambda: assert_finite({"a": "b"}), r"tensor\['a'\] must be a torch.Tensor"),
+        (lambda: assert_grad_flow(torch.zeros(1)), "model must be an nn.Module, got Tensor"),
+        (lambda: assert_grad_flow(nn.Linear(1, 1), 0.5), "loss must be a torch.Tensor, got float"),
+        (lambda: assert_state_complete({}), "model must be an nn.Module, got dict"),
+        (lambda: assert_mode(None), "model must be an nn.Module, got NoneType"),
+        (lambda: check_step_order(nn.Linear(1, 1)), "optimizer must be a torch.optim.Optimizer"),
+        (lambda: check_step_order(_sgd(), 0.1), r"schedulers\[0\] must be a learning-rate"),
+        (lambda: assert_step_order(_sgd(), None, print), r"schedulers\[0\] must be"),
+        (
+            lambda: assert_step_order(*optimizer_and_scheduler(), None),  # type: ignore[misc]
+            "train_step must be a function, got NoneType",
+        ),
+    ],
+)
+def test_a_wrong_argument_is_a_type_error_that_names_it(call: object, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        call()  # type: ignore[operator]

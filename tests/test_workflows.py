@@ -586,6 +586,22 @@ def test_a_generated_workflow_without_modules_passes_on_a_push(
 
 
 @pytest.mark.slow
+def test_the_faults_step_reports_every_picked_notebook_in_the_job_summary(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ntdd faults --report "$GITHUB_STEP_SUMMARY" NB...`, a notebook without tests among them."""
+    write_notebook(repo / "notebooks/ch2/notes.ipynb", ["# Notes, and no tests", "x = 1"])
+    commit(repo, "notes")
+    workflow, _ = dry_run(capsys, "--faults")
+    done = run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push")
+    assert done.ran[-1] == "Report which faults the tests catch"
+    summary = done.summary
+    assert "### ✅ ntdd: " in summary  # the tests' summary stays: the report is appended
+    assert "### ✅ ntdd faults: 0/0 applicable faults caught in 5 notebooks" in summary
+    assert "| `notebooks/ch2/notes.ipynb` | no tests |" in summary
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("changed", "tested"),
     [

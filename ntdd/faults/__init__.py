@@ -1,0 +1,22 @@
+"""`ntdd faults`: the field's common PyTorch failures, injected; which tests notice them.
+
+- `catalogue`: the twelve faults, what each changes, when it applies, and the
+  check that would catch it (`data` and `training` hold them, `finding`
+  what they look for in a namespace). These import neither pytest nor torch:
+  a fault uses the torch the notebook imported.
+- `runs`: a notebook's tests run in this process through `pytest --ntdd`,
+  with a fault injected through the run's `config.stash`; the outcomes and
+  what each fault changed.
+- `forked`: the same results from one run per notebook, forked once setup is
+  done, one child per fault.
+- `report`: the results as a text table, JSON and Markdown.
+- `command`: `ntdd faults PATH...`, for the CLI.
+
+Only `runs`, `forked` and `command` import pytest.
+"""
+
+from __future__ import annotations
+
+from ntdd.faults.catalogue import FAULTS, Fault, NotApplicable, Seen
+
+__all__ = ["FAULTS", "Fault", "NotApplicable", "Seen"]

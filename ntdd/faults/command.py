@@ -1,0 +1,93 @@
+"""`ntdd faults PATH...`: each notebook's clean run and fault runs, and the verdict on all.
+
+A notebook without `# TEST` cells is listed as "no tests" and passes: a
+workflow hands `ntdd faults` every notebook it picked, tested or not. One
+that cannot be read is listed as "unreadable" and fails the command (exit 2),
+after the others have run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntdd.errors import NtddError
+from ntdd.faults.catalogue import FAULTS
+from ntdd.faults.results import (
+    NO_TESTS,
+    TESTED,
+    UNREADABLE,
+    FaultResult,
+    NotebookReport,
+    Outcomes,
+    Summary,
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What `ntdd faults` was asked to do."""
+
+    paths: tuple[str, ...]
+    faults: tuple[str, ...] = tuple(FAULTS)
+    devices: str = "cpu"
+    timeout: str | None = None
+    fork: bool = True  # fork the fault runs from the clean run, where that is safe
+    min_kill_rate: float = 1.0
+
+    def pytest_args(self) -> list[str]:
+        timeout = ["--ntdd-timeout", self.timeout] if self.timeout else []
+        return ["--ntdd-devices", self.devices, *timeout]
+
+
+def fault_names(text: str) -> tuple[str, ...]:
+    """The faults a comma-separated list names, checked."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = sorted(set(names) - set(FAULTS))
+    if unknown or not names:
+        raise NtddError(
+            f"unknown fault(s): {', '.join(unknown) or '(none given)'}; known: {', '.join(FAULTS)}"
+        )
+    return names
+
+
+def run_faults(
+    request: Request, each: Callable[[NotebookReport], None] = lambda _report: None
+) -> Summary:
+    """Every notebook the paths name, in turn; *each* sees each notebook's report as it is done."""
+    from ntdd.files import find_notebooks
+
+    reports = []
+    for notebook in list(find_notebooks(request.paths)):
+        report = run_notebook(notebook, request)
+        each(report)
+        reports.append(report)
+    return Summary(tuple(reports), request.faults, request.min_kill_rate)
+
+
+def run_notebook(notebook: Path, request: Request) -> NotebookReport:
+    from ntdd.plan import make_plan
+    from ntdd.reader import read_notebook
+
+    try:
+        tests = make_plan(read_notebook(notebook)).tests
+    except NtddError as e:
+        return NotebookReport(str(notebook), UNREADABLE, error=str(e))
+    if not tests:
+        return NotebookReport(str(notebook), NO_TESTS)
+    baseline, results, mode = _runs(notebook, request.faults, request)
+    return NotebookReport(str(notebook), TESTED, tuple(results), baseline.tests, mode)
+
+
+def _runs(
+    notebook: Path, names: Sequence[str], request: Request
+) -> tuple[Outcomes, list[FaultResult], str]:
+    """The clean run's outcomes, each fault's verdict, and how the runs were made."""
+    from ntdd.faults.forked import forked_runs
+    from ntdd.faults.runs import one_run_per_fault
+
+    if request.fork:
+        return forked_runs(notebook, names, request.pytest_args())
+    baseline, results = one_run_per_fault(notebook, names, request.pytest_args())
+    return baseline, results, "process"

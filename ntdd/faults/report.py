@@ -1,0 +1,266 @@
+"""`ntdd faults` results as people and machines read them: text, Markdown and JSON.
+
+- The text table, per notebook: each fault, what it changed, and the tests
+  that caught it, or for a fault no test caught, the check that would have.
+  With several notebooks, a summary of notebook × fault follows.
+- Markdown, for GitHub Actions' job summary: the summary table, then each
+  notebook's table in a collapsed section.
+- JSON: the same facts, in the schema the README documents (`SCHEMA`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ntdd.faults.catalogue import FAULTS
+from ntdd.faults.results import (
+    CAUGHT,
+    ERROR,
+    NOT_APPLICABLE,
+    SURVIVED,
+    TESTED,
+    FaultResult,
+    NotebookReport,
+    Summary,
+)
+
+SCHEMA = 2  # the JSON's "version"
+CHANGED_WIDTH = 44  # the text table's "what changed" column, at most
+CAUGHT_WIDTH = 72  # the tests listed in its "caught by" column, about
+_WORD = {CAUGHT: "caught", SURVIVED: "MISSED", NOT_APPLICABLE: "-", ERROR: "ERROR"}
+_MARK = {CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️"}
+
+
+def rate_text(caught: int, applicable: int) -> str:
+    """`11/12 (92%)`, or `0/0` where nothing applied."""
+    return f"{caught}/{applicable}" + (f" ({caught / applicable:.0%})" if applicable else "")
+
+
+def caught_text(caught: int, applicable: int) -> str:
+    """`11/12 applicable faults caught (92%)`."""
+    share = f" ({caught / applicable:.0%})" if applicable else ""
+    return f"{caught}/{applicable} applicable faults caught{share}"
+
+
+def policy_text(min_kill_rate: float) -> str:
+    if min_kill_rate >= 1:
+        return "every applicable fault caught"
+    return f"a kill rate of {min_kill_rate:.0%} or more in each notebook"
+
+
+# -- text -----------------------------------------------------------------------------
+
+
+def notebook_table(report: NotebookReport) -> str:
+    """One notebook: a row per fault, then its kill rate."""
+    if report.status != TESTED:
+        return f"{report.notebook}: {report.status}"
+    rows = [(r.name, _fit(r.applied, CHANGED_WIDTH) or "-", _verdict(r)) for r in report.results]
+    widths = (
+        max(len("fault"), *(len(r[0]) for r in rows)),
+        max(len("what changed"), *(len(r[1]) for r in rows)),
+    )
+    lines = [report.notebook, ""]
+    lines += _columns([("fault", "what changed", "caught by"), *rows], widths)
+    lines += ["", f"kill rate: {caught_text(report.caught, len(report.applicable))}"]
+    if report.failing_cleanly:
+        failing = report.failing_cleanly
+        lines.append(f"note: {len(failing)} test(s) fail without any fault: {', '.join(failing)}")
+    return "\n".join(lines)
+
+
+def _columns(rows: Sequence[tuple[str, str, str]], widths: Sequence[int]) -> list[str]:
+    head, *body = rows
+    rule = ("-" * widths[0], "-" * widths[1], "-" * len(head[2]))
+    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in [head, rule, *body]]
+
+
+def _fit(items_: Iterable[str], width: int) -> str:
+    """As many of *items_* as fit in *width*, then how many more."""
+    items = list(items_)
+    for shown in range(len(items), 0, -1):
+        more = f" +{len(items) - shown} more" if shown < len(items) else ""
+        text = ", ".join(items[:shown]) + more
+        if len(text) <= width:
+            return text
+    more = f" +{len(items) - 1} more" if len(items) > 1 else ""
+    return items[0][: width - len(more) - 1] + "…" + more if items else ""
+
+
+def _verdict(result: FaultResult) -> str:
+    if result.status == NOT_APPLICABLE:
+        return f"not applicable: {result.reason}"
+    if result.status == ERROR:
+        return f"ERROR: {result.reason}"
+    if result.status == SURVIVED:
+        return f"NOT CAUGHT. Try: {_plain(FAULTS[result.name].suggestion)}"
+    if result.by_setup == result.caught_by:
+        return f"caught by setup ({result.reason}): {_fit(result.caught_by, CAUGHT_WIDTH)}"
+    marked = [f"{t} (setup)" if t in result.by_setup else t for t in result.caught_by]
+    return _fit(marked, CAUGHT_WIDTH)
+
+
+def _plain(markdown: str) -> str:
+    return markdown.replace("`", "")
+
+
+def summary_table(summary: Summary) -> str:
+    """Notebook × fault, each notebook's kill rate, and the overall one and the policy."""
+    names = summary.faults
+    width = max(len("notebook"), *(len(r.notebook) for r in summary.reports))
+    head = ["notebook".ljust(width), *(n.ljust(max(len(n), 6)) for n in names), "kill rate"]
+    lines = ["  ".join(head), "  ".join("-" * len(h) for h in head)]
+    for report in summary.reports:
+        if report.status != TESTED:
+            lines.append(f"{report.notebook:<{width}}  {report.status}")
+            continue
+        verdicts = {r.name: _WORD[r.status] for r in report.results}
+        cells = [verdicts.get(n, "").ljust(max(len(n), 6)) for n in names]
+        rate = rate_text(report.caught, len(report.applicable))
+        lines.append("  ".join([report.notebook.ljust(width), *cells, rate]))
+    return "\n".join(lines)
+
+
+def verdict_line(summary: Summary) -> str:
+    """The last line: the exit policy's verdict, after the overall kill rate of several."""
+    policy = f"exit policy ({policy_text(summary.min_kill_rate)}): "
+    policy += "met" if summary.passed else "NOT met"
+    if len(summary.reports) == 1:
+        return policy
+    return f"overall: {caught_text(summary.caught, summary.applicable)}; {policy}"
+
+
+# -- Markdown -------------------------------------------------------------------------
+
+
+def markdown(summary: Summary) -> str:
+    """The report for a job summary: a headline, notebook × fault, then each notebook."""
+    count = len(summary.reports)
+    mark = "✅" if summary.passed else "❌"
+    lines = [
+        f"### {mark} ntdd faults: {caught_text(summary.caught, summary.applicable)} in "
+        f"{count} notebook{'s' if count != 1 else ''}",
+        "",
+        f"Exit policy: {policy_text(summary.min_kill_rate)}.",
+        "",
+        *_markdown_summary(summary),
+        "",
+        "✅ caught · ❌ not caught · ➖ not applicable · ⚠️ error",
+        "",
+    ]
+    for report in summary.reports:
+        if report.status == TESTED:
+            lines += _markdown_notebook(report)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_summary(summary: Summary) -> list[str]:
+    names = summary.faults
+    lines = [
+        "| notebook | " + " | ".join(f"`{n}`" for n in names) + " | kill rate |",
+        "|---|" + ":-:|" * len(names) + "---|",
+    ]
+    for report in summary.reports:
+        if report.status != TESTED:  # the status, then empty cells to the end of the row
+            empty = " |" * len(names)
+            lines.append(f"| {_code(report.notebook)} | {_cell(report.status)} |{empty}")
+            continue
+        marks = {r.name: _MARK[r.status] for r in report.results}
+        cells = " | ".join(marks.get(n, "") for n in names)
+        rate = rate_text(report.caught, len(report.applicable))
+        lines.append(f"| {_code(report.notebook)} | {cells} | {rate} |")
+    return lines
+
+
+def _markdown_notebook(report: NotebookReport) -> list[str]:
+    rate = rate_text(report.caught, len(report.applicable))
+    lines = [
+        f"<details><summary><code>{_html(report.notebook)}</code>: {rate} caught</summary>",
+        "",
+        "| fault | what changed | caught by |",
+        "|---|---|---|",
+    ]
+    for r in report.results:
+        changed = "<br>".join(_cell(c) for c in r.applied) or "–"
+        lines.append(f"| `{r.name}` | {changed} | {_markdown_verdict(r)} |")
+    if report.failing_cleanly:
+        lines += ["", f"Failing without any fault: {', '.join(map(_code, report.failing_cleanly))}"]
+    return [*lines, "", "</details>", ""]
+
+
+def _markdown_verdict(result: FaultResult) -> str:
+    if result.status == NOT_APPLICABLE:
+        return f"➖ not applicable: {_cell(result.reason)}"
+    if result.status == ERROR:
+        return f"⚠️ {_cell(result.reason)}"
+    if result.status == SURVIVED:
+        suggestion = FAULTS[result.name].suggestion.replace("|", "\\|")
+        return f"❌ not caught. Try: {suggestion}"
+    tests = ", ".join(
+        _code(t) + (" (setup)" if t in result.by_setup else "") for t in result.caught_by
+    )
+    if result.by_setup == result.caught_by:
+        return f"caught by setup ({_cell(result.reason)}): {tests}"
+    return tests
+
+
+def _cell(text: str) -> str:
+    """Text made safe for one cell of a Markdown table."""
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
+
+
+def _code(text: str) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# -- JSON -----------------------------------------------------------------------------
+
+
+def as_json(summary: Summary, exit_code: int) -> dict[str, Any]:
+    """The machine-readable report; the README's "JSON schema" lists every field."""
+    return {
+        "version": SCHEMA,
+        "faults": list(summary.faults),
+        "min_kill_rate": summary.min_kill_rate,
+        "passed": summary.passed,
+        "exit_code": exit_code,
+        "caught": summary.caught,
+        "applicable": summary.applicable,
+        "kill_rate": summary.kill_rate,
+        "notebooks": [_notebook_json(report, summary.min_kill_rate) for report in summary.reports],
+    }
+
+
+def _notebook_json(report: NotebookReport, min_kill_rate: float) -> dict[str, Any]:
+    return {
+        "notebook": report.notebook,
+        "status": report.status,
+        "error": report.error or None,
+        "mode": report.mode or None,
+        "passed": report.meets(min_kill_rate),
+        "caught": report.caught,
+        "applicable": len(report.applicable),
+        "kill_rate": report.kill_rate,
+        "baseline": dict(report.baseline),
+        "faults": [_fault_json(r) for r in report.results],
+    }
+
+
+def _fault_json(result: FaultResult) -> dict[str, Any]:
+    fault = FAULTS[result.name]
+    return {
+        "name": result.name,
+        "description": fault.description,
+        "status": result.status,
+        "applied": list(result.applied),
+        "caught_by": list(result.caught_by),
+        "caught_by_setup": list(result.by_setup),
+        "reason": result.reason or None,
+        "suggestion": fault.suggestion,
+    }

@@ -1,0 +1,136 @@
+"""What fault runs found, as plain values: per run, per fault, per notebook, overall.
+
+A fault is *caught* when a test that passed cleanly fails or errors with it
+injected. A test that errors because a setup cell raised under the fault
+(the cell ran on faulty data) catches it too, and is marked so: the report
+says "caught by setup". A fault that changed nothing is *not applicable*,
+whatever the tests did; one whose run could not be judged (the fault itself
+raised, or its run crashed or hung) is an *error*, neither caught nor missed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CAUGHT_BY = ("failed", "error")
+CAUGHT, SURVIVED, NOT_APPLICABLE, ERROR = "caught", "survived", "not applicable", "error"
+TESTED, NO_TESTS, UNREADABLE = "tested", "no tests", "unreadable"
+
+
+@dataclass
+class Outcomes:
+    """A run's verdict on each test, by test id (`test_x[cpu]`)."""
+
+    tests: dict[str, str] = field(default_factory=dict)  # passed, failed, error, skipped, ...
+    setup_errors: dict[str, str] = field(default_factory=dict)  # test -> the setup cell that raised
+
+
+@dataclass
+class Injected:
+    """What one fault did in one run: the changes it made, or why it made none."""
+
+    applied: list[str] = field(default_factory=list)
+    not_applicable: str = ""
+    error: str = ""  # the fault could not be applied, or its run could not finish
+
+    def note(self, changes: list[str]) -> None:
+        self.not_applicable = ""
+        self.applied += [c for c in changes if c not in self.applied]
+
+
+@dataclass(frozen=True)
+class FaultResult:
+    """One fault on one notebook."""
+
+    name: str
+    status: str  # caught, survived, not applicable, error
+    applied: tuple[str, ...] = ()
+    caught_by: tuple[str, ...] = ()  # tests that passed cleanly and failed or errored
+    by_setup: tuple[str, ...] = ()  # of those, the ones a setup cell's error errored
+    reason: str = ""  # not applicable: what is missing; error: what went wrong; setup: the cell
+
+
+def judge(name: str, baseline: Outcomes, run: Outcomes, injected: Injected) -> FaultResult:
+    """The verdict on one fault, from the clean run's outcomes and the run with the fault."""
+    if injected.error:
+        return FaultResult(name, ERROR, tuple(injected.applied), reason=injected.error)
+    if not injected.applied:
+        why = injected.not_applicable or "no test reached its cell"
+        return FaultResult(name, NOT_APPLICABLE, reason=why)
+    passing = [t for t, outcome in baseline.tests.items() if outcome == "passed"]  # run order
+    caught = tuple(t for t in passing if run.tests.get(t) in CAUGHT_BY)
+    by_setup = tuple(t for t in caught if t in run.setup_errors)
+    reason = run.setup_errors[by_setup[0]] if by_setup else ""
+    status = CAUGHT if caught else SURVIVED
+    return FaultResult(name, status, tuple(injected.applied), caught, by_setup, reason)
+
+
+@dataclass(frozen=True)
+class NotebookReport:
+    """Every fault on one notebook, and its clean run."""
+
+    notebook: str  # as the command line named it
+    status: str  # tested, no tests, unreadable
+    results: tuple[FaultResult, ...] = ()
+    baseline: dict[str, str] = field(default_factory=dict)
+    mode: str = ""  # fork or process: how the fault runs were made
+    error: str = ""  # why it could not be read
+
+    @property
+    def applicable(self) -> list[FaultResult]:
+        return [r for r in self.results if r.status in (CAUGHT, SURVIVED)]
+
+    @property
+    def caught(self) -> int:
+        return sum(r.status == CAUGHT for r in self.results)
+
+    @property
+    def errors(self) -> int:
+        return sum(r.status == ERROR for r in self.results)
+
+    @property
+    def kill_rate(self) -> float | None:
+        applicable = len(self.applicable)
+        return self.caught / applicable if applicable else None
+
+    @property
+    def failing_cleanly(self) -> list[str]:
+        return [t for t, outcome in self.baseline.items() if outcome in CAUGHT_BY]
+
+    def meets(self, min_kill_rate: float) -> bool:
+        """The exit policy for one notebook: no errors, and enough of its faults caught."""
+        if self.status != TESTED:
+            return self.status == NO_TESTS
+        rate = self.kill_rate
+        return not self.errors and (rate is None or rate >= min_kill_rate - 1e-9)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """All notebooks of one `ntdd faults` command."""
+
+    reports: tuple[NotebookReport, ...]
+    faults: tuple[str, ...]
+    min_kill_rate: float
+
+    @property
+    def caught(self) -> int:
+        return sum(r.caught for r in self.reports)
+
+    @property
+    def applicable(self) -> int:
+        return sum(len(r.applicable) for r in self.reports)
+
+    @property
+    def kill_rate(self) -> float | None:
+        return self.caught / self.applicable if self.applicable else None
+
+    @property
+    def passed(self) -> bool:
+        return all(r.meets(self.min_kill_rate) for r in self.reports)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A run's `Outcomes` or `Injected` as JSON-ready values (for the pipe from a child)."""
+    return dict(vars(value))

@@ -1,0 +1,193 @@
+"""Fault runs forked from the clean run give what one run per fault gives, at a fraction of it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, write_notebook
+
+from ntdd.faults import FAULTS, forked
+from ntdd.faults.command import Request, run_notebook
+from ntdd.faults.results import NotebookReport
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+SETUP = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Linear(8, 1)).eval()\n"
+    "x = torch.randn(16, 4)\ny = torch.randn(16)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)"
+)
+TESTS = [
+    "# TEST: shape\nassert model(x).shape == (16, 1)",
+    "# TEST: finite\nfrom ntdd.torch import assert_finite\nassert_finite(model(x))",
+    "assert model(x).abs().max() < 100, 'a setup cell that checks'",
+    "# TEST: after the check\nassert True",
+    "# TEST: fails cleanly\nassert False",
+    "# TEST: skipped @skip\nassert False",
+    "# TEST: expected @xfail\nassert model(x).dtype == torch.float64",
+    "# TEST: a step\nloss = nn.functional.mse_loss(model(x).squeeze(1), y)\n"
+    "opt.zero_grad()\nloss.backward()\nopt.step()\n"
+    "assert nn.functional.mse_loss(model(x).squeeze(1), y) < loss",
+]
+
+
+def both_ways(notebook: Path, faults: tuple[str, ...] = tuple(FAULTS)) -> list[NotebookReport]:
+    reports = []
+    for fork in (True, False):
+        request = Request((str(notebook),), faults, fork=fork)
+        reports.append(run_notebook(notebook, request))
+    return reports
+
+
+def without_mode(report: NotebookReport) -> dict[str, object]:
+    return {k: v for k, v in vars(report).items() if k != "mode"}
+
+
+def test_forked_runs_agree_with_one_run_per_fault(tmp_path: Path) -> None:
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS])
+    forked_, one_by_one = both_ways(notebook, ("scale", "mode", "labels", "stale_grad"))
+    assert (forked_.mode, one_by_one.mode) == ("fork", "process")
+    assert without_mode(forked_) == without_mode(one_by_one)
+    verdicts = {r.name: r.status for r in forked_.results}
+    assert verdicts == {
+        "scale": "caught",
+        "mode": "survived",
+        "labels": "not applicable",
+        "stale_grad": "survived",
+    }
+    scale = forked_.results[0]
+    assert scale.by_setup == ("test_after_the_check", "test_a_step")  # a setup cell raised
+    assert forked_.baseline["test_fails_cleanly"] == "failed"
+
+
+@pytest.mark.slow
+def test_forked_runs_agree_on_every_fault_of_the_sample_and_more(tmp_path: Path) -> None:
+    (tmp_path / "failure_modes.ipynb").write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
+    notebooks = [
+        tmp_path / "failure_modes.ipynb",
+        helper_notebook(tmp_path / "helper"),
+        write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS]),
+    ]
+    for notebook in notebooks:
+        forked_, one_by_one = both_ways(notebook)
+        assert without_mode(forked_) == without_mode(one_by_one), notebook.name
+
+
+def helper_notebook(folder: Path) -> Path:
+    """A model that lives in a module beside the notebook, checked by one test per fault."""
+    folder.mkdir()
+    (folder / "helpers.py").write_text(
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.5), nn.Linear(8, 1)).eval()\n"
+    )
+    return write_notebook(
+        folder / "nb.ipynb",
+        [
+            "import torch\nfrom helpers import model\nx = torch.randn(16, 4)",
+            "# TEST: still in eval mode\nassert not model.training",
+            "# TEST: still trainable\nassert all(p.requires_grad for p in model.parameters())",
+            "# TEST: small weights\nassert all(p.abs().max() < 10 for p in model.parameters())",
+            "# TEST: complete state\nassert len(model.state_dict()) == 4",
+        ],
+    )
+
+
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "one run per fault"])
+def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path, fork: bool) -> None:
+    notebook = helper_notebook(tmp_path / "helper")
+    names = ("mode", "detached", "scale", "unregistered")
+    report = run_notebook(notebook, Request((str(notebook),), names, fork=fork))
+    caught = {r.name: r.caught_by for r in report.results}
+    assert caught == {
+        "mode": ("test_still_in_eval_mode",),
+        "detached": ("test_still_trainable",),
+        "scale": ("test_small_weights",),
+        "unregistered": ("test_complete_state",),
+    }
+
+
+def test_setup_runs_once_when_the_faults_are_forked(tmp_path: Path) -> None:
+    count = tmp_path / "setups.txt"
+    setup = f"{SETUP}\nopen({str(count)!r}, 'a').write('setup\\n')"
+    notebook = write_notebook(tmp_path / "nb.ipynb", [setup, TESTS[0], TESTS[1]])
+    faults = ("nan", "shape", "lr0")
+    run_notebook(notebook, Request((str(notebook),), faults))
+    assert count.read_text() == "setup\n"
+    count.unlink()
+    run_notebook(notebook, Request((str(notebook),), faults, fork=False))
+    assert count.read_text() == "setup\n" * (1 + len(faults))
+
+
+def test_where_forking_is_unsafe_the_faults_run_one_after_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(forked, "fork_unsafe", lambda: "CUDA is available")
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS[:2]])
+    report = run_notebook(notebook, Request((str(notebook),), ("nan", "lr0")))
+    assert report.mode == "process"
+    assert [r.status for r in report.results] == ["caught", "survived"]
+
+
+def test_when_fork_fails_every_fault_runs_the_slow_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(forked, "_fork", fail)
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS[:2]])
+    report = run_notebook(notebook, Request((str(notebook),), ("nan", "lr0")))
+    assert report.mode == "process"
+    assert [r.status for r in report.results] == ["caught", "survived"]
+
+
+def test_forking_is_unsafe_without_os_fork_or_with_cuda(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert forked.fork_unsafe() == ""  # here: Linux, no CUDA
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert "CUDA" in forked.fork_unsafe()
+    monkeypatch.delattr(os, "fork")
+    assert forked.fork_unsafe() == "this platform has no os.fork"
+
+
+def test_a_child_that_crashes_is_an_error_not_a_catch(tmp_path: Path) -> None:
+    crash = "# TEST: crashes on NaN\nimport os\nif torch.isnan(x).any():\n    os._exit(3)"
+    kill = "# TEST: dies on float64\nimport os, signal\n"
+    kill += "if x.dtype == torch.float64:\n    os.kill(os.getpid(), signal.SIGKILL)"
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, crash, kill, TESTS[0]])
+    report = run_notebook(notebook, Request((str(notebook),), ("nan", "dtype", "shape")))
+    assert [(r.name, r.status, r.reason) for r in report.results] == [
+        ("nan", "error", "its run exited with status 3 before its tests finished"),
+        ("dtype", "error", "its run was killed by SIGKILL before its tests finished"),
+        ("shape", "caught", ""),
+    ]
+    assert not report.meets(0.0)
+
+
+def test_a_child_that_hangs_past_the_timeout_is_killed_and_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Blocked signals: the test's own timeout cannot interrupt it; the parent's clock can."""
+    monkeypatch.setattr(forked, "GRACE", 1.0)
+    hang = (
+        "# TEST: hangs on NaN\nimport signal, time\nif torch.isnan(x).any():\n"
+        "    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n    time.sleep(60)"
+    )
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, hang])
+    report = run_notebook(notebook, Request((str(notebook),), ("nan",), timeout="1"))
+    (result,) = report.results
+    assert (result.status, result.reason) == ("error", "its run said nothing for 2 s; killed")
+
+
+def test_children_run_torch_on_one_thread_after_the_parent_used_a_pool(tmp_path: Path) -> None:
+    """OpenMP's pool does not survive a fork: a child using it would hang (see _one_thread)."""
+    threads = "torch.set_num_threads(2)\nbig = torch.randn(512, 512)\n(big @ big).sum()"
+    work = "# TEST: matmul\ntorch.set_num_threads(2)\nassert (big @ big).isfinite().all()"
+    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, threads, work])
+    before = torch.get_num_threads()
+    report = run_notebook(notebook, Request((str(notebook),), ("nan", "shape"), timeout="20"))
+    assert [r.status for r in report.results] == ["caught", "survived"]  # big is an input too
+    torch.set_num_threads(before)
