@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import inspect
 import sys
 import types
@@ -95,6 +96,7 @@ class NotebookRuntime:
         self._outside: ProcessState | None = None  # the process before the notebook ran
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
+        self._last_failure = 0  # id of sys.last_value before its first test; not the value itself
         self._config: pytest.Config | None = None
         self._running = ""  # the cell running now, for messages
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
@@ -165,6 +167,8 @@ class NotebookRuntime:
         no context-manager frames stand between a failure and its cell.
         """
         __tracebackhide__ = True
+        if self._config is None:  # the notebook's first test
+            self._last_failure = id(getattr(sys, "last_value", None))
         self._config = request.config
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
@@ -192,7 +196,15 @@ class NotebookRuntime:
         self._loop().run_until_complete(function(**arguments))
 
     def release(self) -> None:
-        """The notebook's last test ran: free its state, put the process back."""
+        """The notebook's last test ran: free its state, put the process back.
+
+        A failure's traceback holds the frames of the test and of pytest's call
+        in a reference cycle, and with them the tensors the test made; only the
+        cyclic collector frees those, and it may not run for many notebooks. So
+        after a failure the collector runs here, once, while the reports, which
+        pytest has already written, keep the locals they show.
+        """
+        failed = self._failed_since_start()
         if self._active is not None:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
@@ -204,6 +216,18 @@ class NotebookRuntime:
         self.namespace.update(self._pristine or self._base)
         self._runs.clear()
         self._active = self._outside = self._config = None
+        if failed:
+            gc.collect()
+
+    def _failed_since_start(self) -> bool:
+        """Whether a test (pytest sets `sys.last_value`) or a cell of this notebook failed.
+
+        Only the exception's id is kept: holding the exception itself would keep
+        its traceback, and the previous notebook's frames, alive.
+        """
+        return id(getattr(sys, "last_value", None)) != self._last_failure or any(
+            run.failed is not None for run in self._runs.values()
+        )
 
     # -- the cursor ------------------------------------------------------
 

@@ -163,6 +163,48 @@ def test_the_namespace_is_released_after_the_last_test(
     result.stdout.fnmatch_lines(["*alive: [[]False[]]*"])
 
 
+def test_a_failing_notebook_is_released_too(notebook: Any, pytester: pytest.Pytester) -> None:
+    """A failure's traceback cycles hold the test's locals; they go when the notebook ends.
+
+    The cyclic collector is off, so only ntdd's own release can free them. The
+    run is a subprocess: an in-process run's hook recorder keeps every failure.
+    """
+    pytester.makeconftest(
+        "import gc, weakref\nrefs = {}\n"
+        "def pytest_configure(config):\n"
+        "    gc.disable()\n"
+        "def pytest_unconfigure(config):\n"
+        "    gc.enable()\n"
+        "def pytest_runtest_setup(item):\n"
+        "    if item.name == 'test_next':\n"
+        "        print('alive:', sorted(k for k, r in refs.items() if r() is not None))\n"
+    )
+    notebook(
+        [
+            "import conftest, weakref\nclass Big:\n    pass\n"
+            "big = Big()\nconftest.refs['setup'] = weakref.ref(big)",
+            "# TEST\ndef test_local():\n    local = Big()\n"
+            "    conftest.refs['local'] = weakref.ref(local)\n    assert local is big",
+            "# TEST: bare\nassert big is None",
+        ],
+        name="a.ipynb",
+    )
+    notebook(["# TEST: next\nassert True"], name="b.ipynb")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", "a.ipynb", "b.ipynb", "-s"
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines(["*alive: [[][]]*"])
+
+
+def test_a_failure_report_still_shows_its_locals(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(["# TEST\ndef test_local():\n    marker_value = 41\n    assert marker_value == 42"])
+    notebook(["# TEST: next\nassert True"], name="z.ipynb")
+    result = run(pytester, "--ntdd", "nb.ipynb", "z.ipynb", "--showlocals", "-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["marker_value *= 41"])
+
+
 def test_cwd_is_restored_after_failing_tests(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST\nimport os\nos.chdir('/')\nassert False"], name="sub/a.ipynb")
     notebook(["# TEST\nimport os\nassert os.getcwd().endswith('other')"], name="other/b.ipynb")
