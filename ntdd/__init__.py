@@ -5,7 +5,7 @@ other code cells are the setup it runs against. `ntdd export` writes a pytest
 module per notebook and `pytest --ntdd` runs notebooks directly; in Jupyter,
 `%load_ext ntdd` runs each `# TEST` cell as its test (`ntdd.kernel`).
 
-Names are imported lazily: a generated module imports `ntdd.runtime` and
+Names are imported lazily: a generated module imports `ntdd.runtime.notebook_runtime` and
 should not pay for Jinja or nbformat.
 """
 
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from ntdd._version import __version__
 
 if TYPE_CHECKING:
+    from ntdd.build.plan import make_plan
+    from ntdd.build.render import render_module
     from ntdd.errors import NtddError
     from ntdd.model import Notebook, Plan
-    from ntdd.plan import make_plan
-    from ntdd.reader import read_notebook
-    from ntdd.render import render_module
+    from ntdd.notebook.read import read_notebook
 
 __all__ = [
     "Notebook",
@@ -39,9 +39,9 @@ _LAZY = {
     "NtddError": "ntdd.errors",
     "Notebook": "ntdd.model",
     "Plan": "ntdd.model",
-    "make_plan": "ntdd.plan",
-    "read_notebook": "ntdd.reader",
-    "render_module": "ntdd.render",
+    "make_plan": "ntdd.build.plan",
+    "read_notebook": "ntdd.notebook.read",
+    "render_module": "ntdd.build.render",
 }
 
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 sys.exit(main())

@@ -6,6 +6,8 @@ parameter or tensor, and says what was expected and what was found.
 
 PyTorch is imported when a helper runs, not when this module is imported, so
 `import ntdd.torch` works where torch is not installed.
+
+May import: nothing of ntdd; it is a leaf that test cells import.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from ntdd.cli import main as ntdd_main
-from ntdd.paths import module_path
+from ntdd.commands.cli import main as ntdd_main
+from ntdd.format.paths import module_path
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # The notebooks here are tiny; torch's thread pools only fight each other when

@@ -23,11 +23,11 @@ from typing import Any
 import nbformat
 import pytest
 
-from ntdd import markers
+from ntdd.build.plan import make_plan
 from ntdd.model import TestKind
-from ntdd.plan import make_plan
-from ntdd.reader import read_notebook
-from ntdd.runtime import device_unavailable
+from ntdd.notebook import markers
+from ntdd.notebook.read import read_notebook
+from ntdd.runtime.notebook_runtime import device_unavailable
 
 FAILED_LINE = "NTDD-ORACLE-FAILED "
 _CALLS = """\

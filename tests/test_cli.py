@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, write_notebook
 
-from ntdd import export as export_module
-from ntdd import files
-from ntdd.cli import main
+from ntdd.commands import export as export_module
+from ntdd.commands.cli import main
+from ntdd.notebook import files
 
 
 def sha(path: Path) -> str:
@@ -246,5 +246,5 @@ def test_an_unchanged_notebook_is_not_even_rendered_again(
     def fail(*args: object, **kwargs: object) -> str:
         raise AssertionError("rendered again")
 
-    monkeypatch.setattr("ntdd.render.render_module", fail)
+    monkeypatch.setattr("ntdd.build.render.render_module", fail)
     assert main(["export", str(nb)]) == 0

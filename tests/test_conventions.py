@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import code, md
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from conftest import CORPUS
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 ERROR, TESTS, NO_TESTS = "error", "tests", "no tests"
 

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from conftest import code, make_notebook
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 CELLS = [
     "import math\nradius = 2",

@@ -179,8 +179,8 @@ def test_seen_compares_identities_and_keeps_nothing_alive() -> None:
 def test_the_catalogue_and_the_reports_import_neither_pytest_nor_torch() -> None:
     """As ntdd/faults/__init__.py says: only the runs import pytest; torch is the notebook's."""
     code = (
-        "import sys; import ntdd.cli, ntdd.faults.command, ntdd.faults.report;"
-        "ntdd.cli._parser();"
+        "import sys; import ntdd.commands.cli, ntdd.faults.command, ntdd.faults.report;"
+        "ntdd.commands.cli._parser();"
         "print(sorted(m for m in ('pytest', 'torch', 'nbformat') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, write_notebook
 from test_faults import CATCHES, CLASSIFIER
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 from ntdd.faults.results import (
     CAUGHT,
     ERROR,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, SAMPLES, write_notebook
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 from ntdd.faults import FAULTS
 
 torch = pytest.importorskip("torch")

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ntdd import source
+from ntdd.build.plan import make_plan
+from ntdd.build.render import render_module
+from ntdd.format.module import parse_regions
+from ntdd.format.names import NameRegistry, identifier_from_title
+from ntdd.format.paths import module_path
 from ntdd.model import Cell, Notebook, TestCell, TestKind
-from ntdd.module_format import parse_regions
-from ntdd.names import NameRegistry, identifier_from_title
-from ntdd.paths import module_path
-from ntdd.plan import make_plan
-from ntdd.render import render_module
-from ntdd.source import normalize_newlines
+from ntdd.notebook import cell_code as source
+from ntdd.notebook.cell_code import normalize_newlines
 
 SETTINGS = settings(
     max_examples=int(__import__("os").environ.get("NTDD_EXAMPLES", "150")),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ntdd.markers import (
+from ntdd.model import Cell, Mark
+from ntdd.notebook.markers import (
     MarkerError,
     expects_exception,
     format_test_line,
@@ -12,7 +13,6 @@ from ntdd.markers import (
     parse_test_marker,
     skip_reason,
 )
-from ntdd.model import Cell, Mark
 
 
 def cell(source: str, tags: tuple[str, ...] = (), cell_type: str = "code") -> Cell:

@@ -6,7 +6,7 @@ import keyword
 
 import pytest
 
-from ntdd.names import NameRegistry, identifier_from_title, positional_name
+from ntdd.format.names import NameRegistry, identifier_from_title, positional_name
 
 
 @pytest.mark.parametrize(

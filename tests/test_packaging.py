@@ -13,9 +13,9 @@ import pytest
 from conftest import ROOT
 
 import ntdd
-from ntdd import templates
-from ntdd.module_format import render_fingerprint
-from ntdd.templates import MODULE_TEMPLATE, template_dir
+from ntdd.build import templates
+from ntdd.build.templates import MODULE_TEMPLATE, template_dir
+from ntdd.format.module import render_fingerprint
 
 
 def test_version_comes_from_the_installed_metadata() -> None:
@@ -46,16 +46,17 @@ def test_the_workflow_template_is_no_part_of_the_modules_fingerprint(
 
 def test_the_plugin_console_script_and_exporter_are_registered() -> None:
     assert "ntdd.plugin" in {ep.value for ep in entry_points(group="pytest11")}
-    assert "ntdd.cli:main" in {ep.value for ep in entry_points(group="console_scripts")}
+    assert "ntdd.commands.cli:main" in {ep.value for ep in entry_points(group="console_scripts")}
     exporters = {ep.name: ep.value for ep in entry_points(group="nbconvert.exporters")}
-    assert exporters["ntdd"] == "ntdd.nbconvert_exporter:NtddExporter"
+    assert exporters["ntdd"] == "ntdd.commands.nbconvert:NtddExporter"
 
 
 def test_rendering_never_imports_pytest_or_torch() -> None:
     sample = str(ROOT / "sample_notebooks" / "tiny_classifier.ipynb")
     code = (
-        "import sys; from ntdd.plan import make_plan; from ntdd.reader import read_notebook;"
-        "from ntdd.render import render_module;"
+        "import sys; from ntdd.build.plan import make_plan;"
+        "from ntdd.notebook.read import read_notebook;"
+        "from ntdd.build.render import render_module;"
         f"render_module(make_plan(read_notebook({sample!r})));"
         "print(sorted(m for m in ('pytest', 'torch', 'nbformat') if m in sys.modules))"
     )

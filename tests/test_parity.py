@@ -20,7 +20,7 @@ import pytest
 from conftest import CORPUS, HAVE_TORCH, SAMPLES, code, export, make_notebook
 from oracle import as_tests, kernel_verdicts, ntdd_verdicts
 
-from ntdd.paths import module_path
+from ntdd.format.paths import module_path
 
 pytestmark = [
     pytest.mark.slow,

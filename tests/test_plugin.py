@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import SAMPLES
 
-from ntdd.cli import main
-from ntdd.collect import NotebookModule
+from ntdd.commands.cli import main
+from ntdd.plugin.collect import NotebookModule
 
 
 def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:

@@ -10,7 +10,7 @@ import pytest
 from conftest import CORPUS, make_notebook
 
 from ntdd.errors import NotebookReadError
-from ntdd.reader import read_notebook
+from ntdd.notebook.read import read_notebook
 
 
 def write_json(path: Path, obj: object) -> Path:

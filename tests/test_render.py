@@ -11,13 +11,13 @@ import nbformat
 import pytest
 from conftest import ROOT, SAMPLES, code, make_notebook, write_notebook
 
-from ntdd.cli import main
+from ntdd.build.plan import make_plan
+from ntdd.build.render import pystr, render_module
+from ntdd.commands.cli import main
 from ntdd.errors import TemplateError
+from ntdd.format.module import FORMAT, parse_header, parse_regions, region_sha, without_version
 from ntdd.model import Notebook
-from ntdd.module_format import FORMAT, parse_header, parse_regions, region_sha, without_version
-from ntdd.plan import make_plan
-from ntdd.reader import read_notebook
-from ntdd.render import pystr, render_module
+from ntdd.notebook.read import read_notebook
 
 
 def render(tmp_path: Path, cells: list[object]) -> str:
@@ -123,7 +123,7 @@ def test_a_template_of_ones_own_is_used(tmp_path: Path) -> None:
     template = tmp_path / "mine.py.j2"
     template.write_text(
         '{% include "_header.py.j2" %}\n# my own layout, {{ cells | length }} cells\n'
-        "import pytest\nfrom ntdd.runtime import NotebookRuntime\n"
+        "import pytest\nfrom ntdd.runtime.notebook_runtime import NotebookRuntime\n"
         "__ntdd__ = NotebookRuntime(globals(), notebook={{ notebook_relpath | pystr }})\n"
         '{% for test in cells if test.kind == "test" %}\n\n{% include "_test.py.j2" %}\n'
         "{% endfor %}\n"

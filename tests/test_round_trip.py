@@ -18,9 +18,9 @@ import nbformat
 import pytest
 from conftest import ROOT, code, make_notebook
 
-from ntdd import sync as sync_module
-from ntdd.cli import main
-from ntdd.module_format import parse_header
+from ntdd.commands import sync as sync_module
+from ntdd.commands.cli import main
+from ntdd.format.module import parse_header
 
 CELLS = ["x = 2", "# TEST: x is two\nassert x == 2", "# TEST: x is even\nassert x % 2 == 0"]
 
@@ -291,7 +291,7 @@ def test_a_read_only_notebook_is_refused(
 def test_write_atomic_refuses_a_file_that_is_not_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ntdd.files import ReadOnlyError, write_atomic
+    from ntdd.notebook.files import ReadOnlyError, write_atomic
 
     target = tmp_path / "f.txt"
     target.write_text("old")

@@ -22,7 +22,7 @@ from conftest import make_notebook
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 pytestmark = pytest.mark.slow
 

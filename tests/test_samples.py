@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, requires_torch
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.ipynb"))
 TORCH_SAMPLES = {"tiny_classifier", "failure_modes"}

@@ -60,7 +60,7 @@ def test_names_are_unique_identifiers_even_for_unicode_keywords_and_punctuation(
 def test_a_name_collision_is_warned_about(
     notebook: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ntdd.cli import main
+    from ntdd.commands.cli import main
 
     path = notebook(["# TEST: same\nassert True", "# TEST: same\nassert True"])
     assert main(["export", str(path)]) == 0

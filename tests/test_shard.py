@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntdd.errors import ConfigError
-from ntdd.shard import load_durations, parse_shard, partition, weigh
+from ntdd.plugin.balance import load_durations, parse_shard, partition, weigh
 
 # -- the partition, on plain values ---------------------------------------------
 

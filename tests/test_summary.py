@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.summary import Problem, render
+from ntdd.plugin.summary import Problem, render
 
 CELLS = [
     "x = 1",

@@ -15,12 +15,13 @@ import jupytext
 import pytest
 from conftest import code, make_notebook
 
-from ntdd import files, text_notebook
-from ntdd.cli import main
-from ntdd.collect import NotebookModule
+from ntdd.commands.cli import main
 from ntdd.errors import NotebookReadError
-from ntdd.reader import read_notebook
-from ntdd.xdist import NotebookScheduling
+from ntdd.notebook import files
+from ntdd.notebook import text as text_notebook
+from ntdd.notebook.read import read_notebook
+from ntdd.plugin.collect import NotebookModule
+from ntdd.plugin.xdist import NotebookScheduling
 
 FORMATS = {".py": "py:percent", ".md": "md:myst"}
 CELLS: list[Any] = [

@@ -16,7 +16,7 @@ import yaml
 from conftest import HAVE_TORCH, ROOT, write_notebook
 from gha import VENV_PATH, JobRun, load_job, run_job, run_script
 
-from ntdd.cli import main
+from ntdd.commands.cli import main
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
@@ -77,7 +77,10 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
         "ntdd-sync": "ntdd sync --skip-other-files",
     }
     assert all(hook["files"] == r"\.(ipynb|py)$" for hook in hooks)
-    staged = "sample_notebooks/data_prep.ipynb sample_notebooks/test_tiny_classifier.py ntdd/cli.py"
+    staged = (
+        "sample_notebooks/data_prep.ipynb sample_notebooks/test_tiny_classifier.py"
+        " ntdd/commands/cli.py"
+    )
     done = subprocess.run(
         f"{entries['ntdd-check']} {staged}",
         shell=True,
@@ -479,14 +482,19 @@ def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
         pytest.skip("needs git")
     root = tmp_path / "ntdd"
     shutil.copytree(ROOT / "sample_notebooks", root / "sample_notebooks")
-    for name in ("ntdd/cli.py", "templates/module.py.j2", "README.md", "tests/conftest.py"):
+    for name in (
+        "ntdd/commands/cli.py",
+        "templates/module.py.j2",
+        "README.md",
+        "tests/conftest.py",
+    ):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text("x\n")
     git(root, "init", "-q", "-b", "main")
     base = commit(root, "ntdd")
     samples = sorted(f"sample_notebooks/{p.name}" for p in ROOT.glob("sample_notebooks/*.ipynb"))
     expected = {
-        "ntdd/cli.py": samples,
+        "ntdd/commands/cli.py": samples,
         "templates/module.py.j2": samples,
         "tests/conftest.py": samples,
         "sample_notebooks/data/people.csv": samples,

@@ -13,6 +13,9 @@
 - `command`: `ntdd faults PATH...`, for the CLI.
 
 Only `runs`, `forked` and `command` import pytest.
+
+May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.build,
+ntdd.runtime, ntdd.torch, pytest.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def run_faults(
     request: Request, each: Callable[[NotebookReport], None] = lambda _report: None
 ) -> Summary:
     """Every notebook the paths name, in turn; *each* sees each notebook's report as it is done."""
-    from ntdd.files import find_notebooks
+    from ntdd.notebook.files import find_notebooks
 
     reports = []
     for notebook in list(find_notebooks(request.paths)):
@@ -67,8 +67,8 @@ def run_faults(
 
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
-    from ntdd.plan import make_plan
-    from ntdd.reader import read_notebook
+    from ntdd.build.plan import make_plan
+    from ntdd.notebook.read import read_notebook
 
     try:
         tests = make_plan(read_notebook(notebook)).tests

@@ -45,7 +45,7 @@ from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.finding import Namespace
 from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
 from ntdd.faults.runs import FaultInjection, Recorder, one_run_per_fault, run_session
-from ntdd.settings import INJECTION, settings_of
+from ntdd.runtime.settings import INJECTION, settings_of
 
 GRACE = 30.0  # seconds past a test's timeout before a silent child is killed
 _POLL = 0.5  # seconds between looks at a child that says nothing
@@ -186,7 +186,7 @@ def _fork() -> int:
         with contextlib.suppress(Exception):
             stream.flush()  # type: ignore[union-attr]
     with warnings.catch_warnings():  # 3.12 warns when threads exist: see _one_thread, and the
-        # watchdog of ntdd.timeout, which starts afresh in a child
+        # watchdog of ntdd.runtime.timeout, which starts afresh in a child
         warnings.simplefilter("ignore", DeprecationWarning)
         return os.fork()
 

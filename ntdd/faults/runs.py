@@ -1,7 +1,7 @@
 """A notebook's tests run in this process through `pytest --ntdd`, quietly, with a fault.
 
 A fault reaches the notebook's runtime through the run's `config.stash`
-(`ntdd.settings.INJECTION`): the runtime calls `apply` once each test has
+(`ntdd.runtime.settings.INJECTION`): the runtime calls `apply` once each test has
 reached its cell, with that test's view of the namespace. Runs write
 nothing: no terminal, no pytest cache, and the process's own stdout and
 stderr go to the null device while a run lasts (a cell's `!echo` would
@@ -26,8 +26,8 @@ import pytest
 from ntdd.faults.catalogue import FAULTS, Fault
 from ntdd.faults.finding import Namespace, NotApplicable, Seen
 from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
-from ntdd.runtime import SetupError
-from ntdd.settings import INJECTION, Injection
+from ntdd.runtime.notebook_runtime import SetupError
+from ntdd.runtime.settings import INJECTION, Injection
 
 # Quiet, and the same in every run and every child of a forked run: no
 # terminal, no cache, no plugin that reorders tests, and output captured at

@@ -13,4 +13,7 @@ that `ntdd export` would write for it, against the kernel's live namespace;
 - `run` runs the tests with `pytest.main` in the kernel's process.
 
 Nothing here imports torch, and nothing writes the notebook file.
+
+May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.build,
+ntdd.runtime, pytest, IPython. Never ntdd.plugin or ntdd.commands.
 """

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from ntdd import module_format as fmt
+from ntdd.build.plan import make_plan
+from ntdd.build.render import render_module
+from ntdd.format import module as fmt
+from ntdd.format.names import NameRegistry
 from ntdd.kernel.runtime import CellScope, KernelRuntime
 from ntdd.model import Cell, Notebook, TestCell
-from ntdd.names import NameRegistry
-from ntdd.plan import make_plan
-from ntdd.render import render_module
 
 
 @dataclass(frozen=True)

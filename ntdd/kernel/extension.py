@@ -25,8 +25,8 @@ from traitlets import Bool, List, Unicode
 
 from ntdd.kernel.cells import KernelTests, RanCell
 from ntdd.kernel.run import Outcome, run_tests
-from ntdd.markers import is_test_cell
 from ntdd.model import Cell
+from ntdd.notebook.markers import is_test_cell
 
 MAGIC = "ntdd"
 _RERUN_OPTIONS = MagicArgumentParser(prog="%ntdd", add_help=False)

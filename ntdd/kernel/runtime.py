@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from ntdd.locate import ModuleLayout
-from ntdd.rewrite import compile_always_rewritten
-from ntdd.runtime import device_unavailable, device_value
-from ntdd.source import DEVICE, source_lines
-from ntdd.steps import TOP_LEVEL_AWAIT
+from ntdd.format.locate import ModuleLayout
+from ntdd.notebook.cell_code import DEVICE, source_lines
+from ntdd.runtime.notebook_runtime import device_unavailable, device_value
+from ntdd.runtime.rewrite import compile_always_rewritten
+from ntdd.runtime.steps import TOP_LEVEL_AWAIT
 
 
 class KernelRuntime:

@@ -1,0 +1,291 @@
+"""Notebook -> Plan: which cells are setup, which are tests, and their names.
+
+All decisions about a notebook's meaning are made here, once, so that the
+exported module and `pytest --ntdd` cannot disagree.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+from collections.abc import Iterable
+
+from ntdd.notebook import markers
+
+from ntdd.format import names
+
+from ntdd.notebook import cell_code as source
+from ntdd.model import (
+    Cell,
+    Notebook,
+    ParametersCell,
+    Plan,
+    SetupCell,
+    SkippedCell,
+    TestCell,
+    TestKind,
+)
+from ntdd.format.module import wrapped_body
+from ntdd.parameters import TAG as PARAMETERS_TAG
+from ntdd.notebook.magics import unsupported
+
+# Names the module itself defines at import; a test may not shadow them.
+RESERVED = frozenset({"pytest", "NotebookRuntime"})
+
+
+def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) -> Plan:
+    """Split *notebook* into setup and test cells and name every test.
+
+    *parameters* are test-only overrides, injected after the cell tagged
+    `parameters`, or before the first code cell.
+    """
+    setup: list[SetupCell] = []
+    skipped: list[SkippedCell] = []
+    test_cells: list[Cell] = []
+    warnings: list[str] = []
+    setup_names: set[str] = set()
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or not cell.source.strip():
+            continue
+        if markers.is_test_cell(cell):
+            test_cells.append(cell)
+        elif (reason := markers.skip_reason(cell)) is not None:
+            skipped.append(SkippedCell(cell, reason))
+        else:
+            setup.append(_setup_cell(cell, warnings, notebook, setup_names))
+    registry = names.NameRegistry(RESERVED)
+    tests = [_test_cell(c, registry, setup_names, warnings, notebook) for c in test_cells]
+    return Plan(
+        notebook=notebook,
+        setup=tuple(setup),
+        tests=tuple(tests),
+        skipped=tuple(skipped),
+        content_hash=content_hash(notebook.cells),
+        warnings=tuple(warnings),
+        parameters=_parameters_cell(notebook, parameters),
+    )
+
+
+def _parameters_cell(
+    notebook: Notebook, values: tuple[tuple[str, str], ...]
+) -> ParametersCell | None:
+    code = [c for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
+    tagged = next((c for c in code if PARAMETERS_TAG in c.tags), None)
+    if tagged is not None:
+        return ParametersCell(tagged.index, True, values)
+    if values and code:
+        return ParametersCell(code[0].index, False, values)
+    return None
+
+
+def content_hash(cells: Iterable[Cell]) -> str:
+    """A hash of what the tests depend on: code cells' sources, ids and tags.
+
+    Outputs and execution counts are left out, so re-running a notebook does
+    not make its module stale.
+    """
+    relevant = [
+        [c.index, c.id, c.source, sorted(c.tags)]
+        for c in cells
+        if c.cell_type == "code" and c.source.strip()
+    ]
+    blob = json.dumps(relevant, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _setup_cell(
+    cell: Cell, warnings: list[str], notebook: Notebook, setup_names: set[str]
+) -> SetupCell:
+    """A setup cell, parsed once: what it binds goes into *setup_names*."""
+    where = f"{notebook.path}: {cell.label}"
+    try:
+        python = source.to_python(cell.source)
+    except SyntaxError as e:
+        warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
+        return SetupCell(cell, source.normalize_newlines(cell.source))
+    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
+    bound = source.bound_names(python.tree)
+    setup_names.update(bound)
+    return SetupCell(
+        cell,
+        source.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
+        assigns_device=source.DEVICE in bound,
+        expects_exception=markers.expects_exception(cell),
+    )
+
+
+def _test_cell(
+    cell: Cell,
+    registry: names.NameRegistry,
+    setup_names: set[str],
+    warnings: list[str],
+    notebook: Notebook,
+) -> TestCell:
+    where = f"{notebook.path}: {cell.label}"
+    try:
+        marker = markers.parse_test_marker(cell)
+    except markers.MarkerError as e:
+        return _broken(cell, registry, "", f"bad marker: {e}", warnings, where)
+    try:
+        python = source.to_python(cell.source)
+    except SyntaxError as e:
+        return _broken(cell, registry, marker.title, _describe(e), warnings, where)
+    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
+    try:
+        is_async = source.as_cell(python.tree)
+    except SyntaxError as error:
+        return _broken(cell, registry, marker.title, _describe(error), warnings, where)
+    if source.test_functions(python.tree) or source.has_test_classes(python.tree):
+        return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
+    reason = source.module_only(python.tree)
+    assigned = () if reason else tuple(source.bound_names(python.tree))
+    global_after = source.docstring_end(python.tree)
+    empty = not python.tree.body
+    if not reason and (
+        problem := _as_function(python.code, assigned, global_after, is_async, empty)
+    ):
+        return _broken(cell, registry, marker.title, problem, warnings, where)
+    name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
+    uses = frozenset({name}) if source.uses_name(python.tree, source.DEVICE) else frozenset()
+    return TestCell(
+        cell,
+        TestKind.CELL if reason else TestKind.STATEMENTS,
+        python.code,
+        (name,),
+        marker.marks,
+        marker.title,
+        uses,
+        problem=reason or "",
+        assigned=assigned,
+        global_after=global_after,
+        is_async=is_async,
+        empty=empty,
+    )
+
+
+def _as_function(
+    code: str, assigned: tuple[str, ...], global_after: int, is_async: bool, empty: bool
+) -> str | None:
+    """Why the wrapping function the module will hold does not compile; None if it does."""
+    body = wrapped_body(code, assigned, global_after, empty)
+    header = "async def _ntdd_cell():" if is_async else "def _ntdd_cell():"
+    error = source.compiles(f"{header}\n{body}\n")
+    if error is None:
+        return None
+    line = f" at line {error.lineno - 2}" if error.lineno and error.lineno > 2 else ""
+    return f"cannot run as a test function{line}: {error.msg}"
+
+
+def _describe(error: SyntaxError) -> str:
+    """A SyntaxError as Jupyter shows it, with its line in the cell."""
+    line = f" (line {error.lineno})" if error.lineno else ""
+    return f"SyntaxError: {error.msg}{line}"
+
+
+def _functions_cell(
+    cell: Cell,
+    python: source.Python,
+    marker: markers.TestMarker,
+    registry: names.NameRegistry,
+    setup_names: set[str],
+    warnings: list[str],
+    where: str,
+) -> TestCell:
+    problem = source.module_level_problem(python.tree)
+    if problem is None and (error := source.compiles(python.code)) is not None:
+        at = f"line {error.lineno}: " if error.lineno else ""
+        problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
+    if problem:
+        return _broken(cell, registry, marker.title, problem, warnings, where)
+    early = [
+        (n, line) for n, line in source.import_time_free_names(python.tree) if n in setup_names
+    ]
+    if early:
+        name, line = early[0]
+        problem = (
+            f"line {line} uses {name!r} from a setup cell while the module is imported, "
+            "before setup runs; use it inside a test function instead"
+        )
+        return _broken(cell, registry, marker.title, problem, warnings, where)
+    tests = [
+        node
+        for node in python.tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and node.name.startswith("Test" if isinstance(node, ast.ClassDef) else "test")
+    ]
+    emitted: list[str] = []
+    renames: list[tuple[str, str]] = []
+    uses: set[str] = set()
+    args: set[str] = set()
+    for node in tests:
+        name = _claim(registry, node.name, warnings, where)
+        emitted.append(name)
+        if name != node.name:
+            renames.append((node.name, name))
+        if source.uses_name(node, source.DEVICE):
+            uses.add(name)
+        if source.takes_argument(node, source.DEVICE):
+            args.add(name)
+    code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
+    return TestCell(
+        cell,
+        TestKind.FUNCTIONS,
+        code,
+        tuple(emitted),
+        marker.marks,
+        marker.title,
+        frozenset(uses),
+        frozenset(args),
+        tuple(renames),
+    )
+
+
+def _broken(
+    cell: Cell,
+    registry: names.NameRegistry,
+    title: str,
+    problem: str,
+    warnings: list[str],
+    where: str,
+) -> TestCell:
+    warnings.append(f"{where}: {problem}")
+    name = _claim(registry, _wanted_name(cell, title), warnings, where)
+    return TestCell(
+        cell,
+        TestKind.BROKEN,
+        source.normalize_newlines(cell.source),
+        (name,),
+        (),
+        title,
+        problem=problem,
+    )
+
+
+def _wanted_name(cell: Cell, title: str) -> str:
+    return names.identifier_from_title(title) or names.positional_name(cell.index)
+
+
+def _claim(registry: names.NameRegistry, wanted: str, warnings: list[str], where: str) -> str:
+    name = registry.claim(wanted)
+    if name != wanted:
+        warnings.append(f"{where}: test name {wanted!r} is taken; this test is {name!r}")
+    return name
+
+
+def _rename_defs(code: str, tree: ast.Module, renames: dict[str, str]) -> str:
+    """Rename top-level `def`/`class` names in place, touching nothing else."""
+    lines = code.split("\n")
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        new = renames.get(node.name)
+        if new is None:
+            continue
+        row = node.lineno - 1  # the `def`/`class` line, after any decorators
+        line = lines[row]
+        keyword = "class " if isinstance(node, ast.ClassDef) else "def "
+        at = line.index(keyword) + len(keyword)
+        name_at = line.index(node.name, at)
+        lines[row] = line[:name_at] + new + line[name_at + len(node.name) :]
+    return "\n".join(lines)

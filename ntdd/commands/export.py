@@ -1,0 +1,128 @@
+"""`ntdd export`: render a notebook's module and write it, safely and only if needed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntdd.build.plan import content_hash, make_plan
+from ntdd.build.templates import module_templates
+from ntdd.errors import ForeignFileError, ModuleEditedError
+from ntdd.format.module import (
+    intact,
+    is_generated,
+    parse_header,
+    render_fingerprint,
+    test_definitions,
+    without_version,
+)
+from ntdd.format.paths import module_path
+from ntdd.model import Notebook
+from ntdd.notebook.files import line_ending, source_path, write_atomic
+from ntdd.notebook.read import read_notebook
+from ntdd.parameters import Parameters
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What exporting one notebook did."""
+
+    notebook: Path
+    module: Path
+    status: str  # "written", "unchanged" or "no tests"
+    tests: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+def export_notebook(
+    notebook: Path,
+    out_dir: Path | None = None,
+    template: Path | None = None,
+    force: bool = False,
+    base: Path | None = None,
+    target: Path | None = None,
+    parameters: Parameters | None = None,
+) -> Exported:
+    """Write the test module of *notebook*; leave it alone when it would not change.
+
+    The module goes to *target*, or where `paths.module_path` puts it.
+    """
+    target = target or module_path(notebook, out_dir, base)
+    read = read_notebook(notebook)
+    existing = _read_existing(target)
+    values = parameters.for_notebook(notebook) if parameters is not None else ()
+    if not values and existing is not None and _up_to_date(existing, read, target, template):
+        return Exported(notebook, target, "unchanged", test_definitions(existing))
+    plan = make_plan(read, values)
+    if not plan.tests:
+        return Exported(notebook, target, "no tests", 0, plan.warnings)
+    from ntdd.build.render import render_module  # Jinja is only needed to render
+
+    text = render_module(plan, target.parent, template)
+    if existing is not None and without_version(existing) == without_version(text):
+        return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
+    if existing is not None and not force:
+        ensure_ours(target, existing, notebook)
+        ensure_unedited(target, existing)
+    write_atomic(target, text, line_ending(target))
+    return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
+
+
+def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
+    """Whether *text* is what rendering *notebook* would write, without rendering.
+
+    The header records the notebook content and the format and templates it
+    was rendered with; when all match and the module is intact, rendering
+    would give its bytes (the version line aside).
+    """
+    header = parse_header(text)
+    return (
+        header is not None
+        and header.content_hash == content_hash(notebook.cells)
+        and header.render == render_fingerprint(module_templates(template))
+        and header.source == source_path(notebook.path, target.parent)
+        and intact(text, header)
+    )
+
+
+def ensure_ours(target: Path, text: str, notebook: Path) -> None:
+    """Refuse to replace a file ntdd did not write for *notebook*."""
+    header = parse_header(text)
+    if header is None:
+        what = "has a broken ntdd header" if is_generated(text) else "was not written by ntdd"
+        raise ForeignFileError(f"{target}: {what}; not overwriting it (use --force)")
+    recorded = (target.parent / header.source).resolve()
+    if recorded != notebook.resolve():
+        raise ForeignFileError(
+            f"{target}: was generated from {header.source}, not {notebook}; "
+            "not overwriting it (export to another folder with -o, or use --force)"
+        )
+
+
+def ensure_unedited(target: Path, text: str) -> None:
+    """Refuse to overwrite edits made in a generated module: they would be lost."""
+    header = parse_header(text)
+    if header is not None and not intact(text, header):
+        raise ModuleEditedError(
+            f"{target}: edited since it was exported; not overwriting it "
+            "(`ntdd sync` writes the edits back to the notebook, --force discards them)"
+        )
+
+
+def read_existing(target: Path) -> str | None:
+    """The module at *target* as text (line ends as LF), or None when there is none."""
+    return _read_existing(target)
+
+
+def _read_existing(target: Path) -> str | None:
+    if not target.exists() and not target.is_symlink():
+        return None
+    if target.is_dir():
+        raise ForeignFileError(f"{target}: is a directory; cannot write the module there")
+    try:
+        return target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return ""  # not text, so not ours: ensure_ours refuses it
+    except OSError as e:
+        raise ForeignFileError(f"{target}: cannot be read: {os.strerror(e.errno or 0)}") from e

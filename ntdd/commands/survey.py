@@ -1,0 +1,164 @@
+"""What `ntdd init` finds in a repository, so that its workflow passes there as it stands.
+
+Where the notebooks are, which of them have `# TEST` cells, whether their
+generated modules are committed (only then can CI run `ntdd export --check`),
+and what the notebooks need installed. Inside a git work tree, "committed"
+means tracked by git; elsewhere, files on disk count.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntdd.errors import NtddError
+from ntdd.notebook.files import find_notebooks
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REQUIREMENTS = "requirements.txt"
+
+
+@dataclass(frozen=True)
+class Survey:
+    """Facts about a repository; paths are POSIX strings relative to its top folder."""
+
+    notebooks_dir: str  # "." for the top folder
+    notebooks: tuple[str, ...]
+    with_tests: tuple[str, ...]  # notebooks that have `# TEST` cells
+    unreadable: tuple[str, ...]  # notebooks that could not be read, with why
+    committed_modules: tuple[str, ...]  # generated modules that are committed
+    uncommitted_modules: tuple[str, ...]  # exported, but not committed
+    missing_modules: tuple[str, ...]  # notebooks with tests but no committed module
+    requirements: bool  # a requirements.txt at the top
+    package: str | None  # pyproject.toml or setup.py, when the repository is installable
+    git: bool
+
+
+def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
+    """Look at the repository whose top folder is *root* (the working directory)."""
+    listed = _git_files(root, "--cached", "--others", "--exclude-standard")
+    tracked = _git_files(root, "--cached")
+    found = _notebooks(root, notebooks_dir or ".", listed)
+    folder = notebooks_dir or _common_folder(found)
+    notebooks = tuple(n for n in found if _inside(n, folder))
+    with_tests, unreadable = _with_tests(root, notebooks)
+    out_dir = _modules_dir(root, modules_dir)
+    modules = {nb: _module(root, nb, out_dir) for nb in with_tests}
+    generated = {nb: m for nb, m in modules.items() if _is_generated(root / m)}
+    committed = {nb: m for nb, m in generated.items() if tracked is None or m in tracked}
+    return Survey(
+        notebooks_dir=_clean(folder),
+        notebooks=notebooks,
+        with_tests=with_tests,
+        unreadable=unreadable,
+        committed_modules=tuple(committed.values()),
+        uncommitted_modules=tuple(m for nb, m in generated.items() if nb not in committed),
+        missing_modules=tuple(nb for nb in with_tests if nb not in committed),
+        requirements=(root / REQUIREMENTS).is_file(),
+        package=_installable(root),
+        git=tracked is not None,
+    )
+
+
+def git_top(root: Path) -> Path | None:
+    """The top folder of the git work tree holding *root*, or None outside one."""
+    done = _git(root, "rev-parse", "--show-toplevel")
+    return Path(done.strip()).resolve() if done is not None else None
+
+
+def _git_files(root: Path, *which: str) -> set[str] | None:
+    out = _git(root, "ls-files", "-z", *which)
+    return None if out is None else {p for p in out.split("\0") if p}
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, encoding="utf-8"
+        )
+    except OSError:
+        return None  # no git on this machine
+    return done.stdout if done.returncode == 0 else None
+
+
+def _notebooks(root: Path, folder: str, listed: set[str] | None) -> tuple[str, ...]:
+    """The notebooks under *folder*, as `ntdd export` finds them, that git would commit."""
+    start = root / folder
+    if not start.is_dir():
+        raise NtddError(f"--notebooks {folder}: no such folder")
+    paths = (p.relative_to(root).as_posix() for p in find_notebooks([start]))
+    return tuple(p for p in paths if listed is None or p in listed)
+
+
+def _common_folder(notebooks: tuple[str, ...]) -> str:
+    if not notebooks:
+        return "."
+    return os.path.commonpath([str(Path(n).parent) for n in notebooks]) or "."
+
+
+def _inside(path: str, folder: str) -> bool:
+    return folder in ("", ".") or path.startswith(_clean(folder) + "/")
+
+
+def _clean(folder: str) -> str:
+    return Path(folder).as_posix().rstrip("/") or "."
+
+
+def _with_tests(root: Path, notebooks: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    from ntdd.notebook.markers import is_test_cell
+    from ntdd.notebook.read import read_notebook
+
+    with_tests: list[str] = []
+    unreadable: list[str] = []
+    for notebook in notebooks:
+        try:  # relative to the working directory, so that messages name it so
+            cells = read_notebook(os.path.relpath(root / notebook)).cells
+        except NtddError as e:
+            unreadable.append(str(e))
+            continue
+        if any(is_test_cell(cell) for cell in cells):
+            with_tests.append(notebook)
+    return tuple(with_tests), tuple(unreadable)
+
+
+def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
+    """Where `ntdd export --check` looks: `-o`, then `[tool.ntdd] output`, then beside."""
+    from ntdd.config import load_config
+
+    return root / modules_dir if modules_dir else load_config(root).output
+
+
+def _module(root: Path, notebook: str, out_dir: Path | None) -> str:
+    """The notebook's module, relative to *root*."""
+    from ntdd.format.paths import module_path
+
+    module = module_path(root / notebook, out_dir)
+    return Path(os.path.relpath(module, root)).as_posix()
+
+
+def _is_generated(path: Path) -> bool:
+    from ntdd.format.module import is_generated
+
+    try:
+        with path.open(encoding="utf-8") as f:
+            return is_generated(f.read(200))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _installable(root: Path) -> str | None:
+    """A pyproject.toml that declares a project, or a setup.py: `pip install .` works."""
+    try:
+        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data = {}
+    if "project" in data:
+        return "pyproject.toml"
+    return "setup.py" if (root / "setup.py").is_file() else None

@@ -1,0 +1,237 @@
+"""`ntdd sync`: bring a notebook and its generated module back into agreement.
+
+Whichever side changed since the last export wins: a changed notebook
+regenerates the module; test regions edited in the module are written back
+into their `# TEST` cells, and the module is regenerated from the result.
+
+A write-back is exact or refused. The edited region must be matched to its
+cell beyond doubt (see `drift`), the cell must stay a test of the same kind,
+and the notebook with the edit must render that region back byte for byte;
+otherwise sync names the cell and the reason, and changes nothing. When
+both sides changed, sync refuses unless told which side to prefer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ntdd.build.plan import make_plan
+from ntdd.build.render import render_module
+from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
+from ntdd.errors import NtddError
+from ntdd.format.module import parse_regions, read_region
+from ntdd.model import Cell, Mark, Notebook, Plan, TestCell, TestKind
+from ntdd.notebook import markers
+from ntdd.notebook.files import line_ending, write_atomic
+from ntdd.notebook.read import read_notebook
+from ntdd.notebook.write import replace_sources
+from ntdd.parameters import Parameters
+
+PREFER = ("notebook", "module")
+
+
+class SyncConflict(NtddError):
+    """Both the notebook and the module changed since the last export, or an edit
+    cannot be written back exactly."""
+
+
+@dataclass(frozen=True)
+class Synced:
+    """What a sync did."""
+
+    notebook: Path
+    module: Path
+    action: str  # "in sync", "module written", "notebook and module written", ...
+    cells: tuple[int, ...] = ()  # cells written back into the notebook
+
+
+def sync(
+    notebook: Path,
+    module: Path,
+    prefer: str | None = None,
+    template: Path | None = None,
+    parameters: Parameters | None = None,
+) -> Synced:
+    drift = compare(notebook, module, template, parameters)
+    if not drift.plan.tests:
+        return _without_tests(drift)
+    if drift.current:
+        return Synced(notebook, module, "in sync")
+    if drift.text is None or not drift.module_changed or prefer == "notebook":
+        write_atomic(module, drift.expected, line_ending(module))
+        return Synced(notebook, module, "module written")
+    _refuse_what_cannot_go_back(drift, prefer)
+    written = {s.fresh.index: _written_back(s, drift.plan) for s in drift.edited if s.fresh}
+    edits = {index: back.source for index, back in written.items()}
+    text = _verified(drift, written, template, parameters)
+    replace_sources(notebook, edits)
+    write_atomic(module, text, line_ending(module))
+    return Synced(notebook, module, "notebook and module written", tuple(sorted(edits)))
+
+
+def _without_tests(drift: Drift) -> Synced:
+    """A notebook without tests has no module: sync agrees with `--check` and removes it."""
+    if drift.text is None:
+        return Synced(drift.notebook, drift.module, "no test cells; nothing written")
+    if drift.module_changed:
+        raise SyncConflict(
+            f"{drift.module}: the notebook has no test cells any more, and the module has "
+            f"edits ({describe_states(drift.edited) or 'outside the test regions'}); "
+            "nothing was changed: move the edits into the notebook, or delete the module"
+        )
+    drift.module.unlink()
+    return Synced(drift.notebook, drift.module, "module removed: the notebook has no test cells")
+
+
+def _refuse_what_cannot_go_back(drift: Drift, prefer: str | None) -> None:
+    if drift.frame_edited:
+        raise SyncConflict(
+            f"{drift.module}: edited outside its test regions (the header, setup cells or "
+            "fixtures); only test cells sync back. Make the change in the notebook, or "
+            "discard the module's edits with --prefer notebook"
+        )
+    unmatched = tuple(s for s in drift.edited if s.fresh is None)
+    if unmatched:
+        raise SyncConflict(
+            f"{drift.module}: the edits in {describe_states(unmatched)} cannot be matched to a "
+            f"cell of {drift.notebook} beyond doubt (a cell changed, moved or was removed, and "
+            "has no id to tell it by); nothing was changed. Make the edits in the notebook, or "
+            "discard them with --prefer notebook"
+        )
+    both = tuple(s for s in drift.edited if s.changed_in_notebook)
+    if (both or drift.setup_changed or drift.stale_cells) and prefer != "module":
+        notebook_side = describe_cells(drift.stale_cells) if drift.stale_cells else "setup cells"
+        raise SyncConflict(
+            f"{drift.notebook} and {drift.module} both changed since the last export"
+            + (f"; in conflict: {describe_states(both)}" if both else "")
+            + f" (module: {describe_states(drift.edited)}; notebook: {notebook_side}). "
+            "Nothing was changed; choose with --prefer notebook or --prefer module"
+        )
+
+
+@dataclass(frozen=True)
+class _WriteBack:
+    """An edited region's cell source, and the region it must render back to."""
+
+    source: str
+    region: str  # the edited region, its `# TEST` line carrying the marks edited in
+
+
+def _written_back(state: RegionState, plan: Plan) -> _WriteBack:
+    """The source an edited region says its cell should have."""
+    assert state.fresh is not None
+    test = next(t for t in plan.tests if t.cell.index == state.fresh.index)
+    where = f"{state.region.index}" + (f" (id {state.region.id})" if state.region.id else "")
+    if test.kind is TestKind.BROKEN:
+        raise SyncConflict(f"cell {where}: {test.problem}; fix the cell in the notebook")
+    try:
+        edit = read_region(state.region.text)
+    except NtddError as e:
+        raise SyncConflict(f"cell {where}: {e}; nothing was changed") from e
+    was = "functions" if test.kind is TestKind.FUNCTIONS else "wrapped"
+    now = "functions" if edit.kind == "functions" else "wrapped"
+    if was != now:
+        raise SyncConflict(
+            f"cell {where}: the edit turns a cell of {_kinds[was]} into a cell of {_kinds[now]}; "
+            "make that change in the notebook"
+        )
+    before = _unrename(edit.source, test)
+    after = _with_marks(before, edit.marks, test, where)
+    return _WriteBack(after, _carry_test_line(state.region.text, before, after))
+
+
+def _carry_test_line(region: str, before: str, after: str) -> str:
+    """The region as it renders once its marks moved onto the `# TEST` line.
+
+    Marks edited as decorators are written to the cell's `# TEST` line, which
+    the region shows too: that line, and only that line, is expected to change.
+    """
+    if before == after:
+        return region
+    old = next(line.strip() for line in before.split("\n") if line.strip())
+    new = next(line.strip() for line in after.split("\n") if line.strip())
+    lines = region.split("\n")
+    for n, line in enumerate(lines):
+        if line.strip() == old:
+            lines[n] = line[: len(line) - len(line.lstrip())] + new
+            break
+    return "\n".join(lines)
+
+
+_kinds = {"functions": "`def test_*` functions", "wrapped": "bare statements"}
+
+
+def _unrename(text: str, test: TestCell) -> str:
+    """Names ntdd changed to keep tests unique go back to what the cell says."""
+    for written, emitted in test.renames:
+        text = text.replace(f"def {emitted}(", f"def {written}(").replace(
+            f"class {emitted}", f"class {written}"
+        )
+    return text
+
+
+def _with_marks(text: str, marks: tuple[Mark, ...], test: TestCell, where: str) -> str:
+    """Marks edited as decorators become `@marks` on the cell's `# TEST` line."""
+    if set(marks) == set(test.marks):
+        return text
+    given = (*markers.tag_marks(test.cell), *markers.directive_marks(test.cell.source))
+    from_tags = {m.name for m in given}
+    missing = from_tags - {m.name for m in marks}
+    if missing:
+        raise SyncConflict(
+            f"cell {where}: the mark(s) {', '.join(sorted(missing))} come from cell tags or "
+            "`#|` directives; remove them in the notebook"
+        )
+    lines = text.split("\n")
+    at = markers.test_line_index(lines)
+    if at is None or not markers.is_test_cell(Cell(0, "code", lines[at])):
+        raise SyncConflict(f"cell {where}: the edit has no `# TEST` line to carry its marks")
+    title = markers.parse_test_marker(Cell(0, "code", lines[at])).title
+    lines[at] = markers.format_test_line(title, [m for m in marks if m.name not in from_tags])
+    return "\n".join(lines)
+
+
+def _verified(
+    drift: Drift,
+    written: dict[int, _WriteBack],
+    template: Path | None,
+    parameters: Parameters | None,
+) -> str:
+    """The module the notebook with the edits renders, if it holds every edited region exactly."""
+    notebook = read_notebook(drift.notebook)
+    cells = tuple(
+        replace(c, source=written[c.index].source) if c.index in written else c
+        for c in notebook.cells
+    )
+    values = parameters.for_notebook(drift.notebook) if parameters is not None else ()
+    edited = Notebook(notebook.path, cells, notebook.nbformat, notebook.nbformat_minor)
+    plan = make_plan(edited, values)
+    text = render_module(plan, drift.module.parent, template)
+    rendered = {r.index: r for r in parse_regions(text) if r.kind == "test"}
+    for state in drift.edited:
+        assert state.fresh is not None
+        again = rendered.get(state.fresh.index)
+        where = state.describe()
+        if again is None:
+            raise SyncConflict(
+                f"{drift.module}: with the edit, {where} would no longer be a test cell; "
+                "nothing was changed"
+            )
+        expected = written[state.fresh.index].region
+        if again.text != expected:
+            raise SyncConflict(
+                f"{drift.module}: the edit in {where} would not render back as written "
+                f"({_first_difference(expected, again.text)}); nothing was changed"
+            )
+    return text
+
+
+def _first_difference(edited: str, rendered: str) -> str:
+    ours, theirs = edited.split("\n"), rendered.split("\n")
+    for n, (a, b) in enumerate(zip(ours, theirs, strict=False), 1):
+        if a != b:
+            return f"line {n} of the region would read {b.strip()!r}, not {a.strip()!r}"
+    if len(ours) != len(theirs):
+        return f"the region would have {len(theirs)} lines, not {len(ours)}"
+    return "it would differ"

@@ -1,0 +1,223 @@
+"""`ntdd init`: a GitHub Actions workflow that fits the repository it is written into.
+
+`ntdd.commands.survey` looks at the repository; `plan` turns what it found and the
+options into `WorkflowOptions` and notes that say what was decided and why;
+`render_workflow` fills `templates/workflow.yml.j2` with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from ntdd.build.templates import template_dir
+from ntdd.commands.survey import REQUIREMENTS, Survey
+from ntdd.errors import ForeignFileError
+from ntdd.notebook.files import write_atomic
+
+WORKFLOW_TEMPLATE = "workflow.yml.j2"
+DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed
+
+# Files whose change can change any notebook's outcome, by name, anywhere in
+# the repository: dependencies and lock files, and pytest and ntdd configuration.
+DEPENDENCY_FILES = (
+    "requirements*.txt",
+    "requirements*.in",
+    "constraints*.txt",
+    "Pipfile",
+    "Pipfile.lock",
+    "poetry.lock",
+    "pdm.lock",
+    "uv.lock",
+    "environment.yml",
+    "environment.yaml",
+    "pyproject.toml",
+    "setup.py",
+    "setup.cfg",
+    "conftest.py",
+    "pytest.ini",
+    "tox.ini",
+)
+
+
+@dataclass(frozen=True)
+class WorkflowOptions:
+    """Everything the workflow template needs; nothing is looked up while rendering."""
+
+    notebooks: str = "."
+    python: str = "3.11"
+    check: bool = False  # run `ntdd export --check`: the modules are committed
+    modules: str | None = None  # where the modules are, when `-o` must say so
+    requirements: bool = False  # install requirements.txt
+    package: bool = False  # install the repository itself (`pip install -e .`)
+    cache_key: str | None = None  # the file whose hash keys pip's cache; none: no cache
+    faults: bool = False
+    gpu_runner: str | None = None
+    shards: int = 1
+    workflow_name: str = "ntdd.yml"
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What the user asked `ntdd init` for, before looking at the repository."""
+
+    notebooks: str | None = None
+    python: str = "3.11"
+    modules: str | None = None
+    no_check: bool = False
+    faults: bool = False
+    gpu_runner: str | None = None
+    shards: int = 1
+    workflow_name: str = "ntdd.yml"
+
+
+def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
+    """The workflow's options for this repository, and notes saying what was decided."""
+    check, notes = _check(found, asked)
+    options = WorkflowOptions(
+        notebooks=found.notebooks_dir,
+        python=asked.python,
+        check=check,
+        modules=asked.modules if check else None,
+        requirements=found.requirements,
+        package=found.package is not None,
+        cache_key=REQUIREMENTS if found.requirements else found.package,
+        faults=asked.faults,
+        gpu_runner=asked.gpu_runner,
+        shards=asked.shards,
+        workflow_name=asked.workflow_name,
+    )
+    return options, [*_found(found), *notes, *_extras(options)]
+
+
+def _found(found: Survey) -> list[str]:
+    where = "the top folder" if found.notebooks_dir == "." else f"{found.notebooks_dir}/"
+    notes = [
+        f"{_count(len(found.notebooks), 'notebook')} in {where}, "
+        f"{len(found.with_tests)} with # TEST cells"
+        + ("" if found.git else " (not a git repository: files on disk count as committed)")
+    ]
+    notes += [
+        f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
+    ]
+    return [*notes, _installs(found)]
+
+
+def _installs(found: Survey) -> str:
+    items = [REQUIREMENTS] * found.requirements
+    items += ["the repository itself (pip install -e .)"] * (found.package is not None)
+    return f"installs {', '.join(items)} and ntdd" if items else "installs ntdd"
+
+
+def _check(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
+    """Check the modules only where they are committed: elsewhere the check cannot pass."""
+    if asked.no_check:
+        return False, ["leaves out `ntdd export --check` (--no-check)"]
+    if not found.committed_modules and not asked.modules:
+        notes = [
+            "no generated test modules are committed, so the workflow runs the notebooks "
+            "with `pytest --ntdd` and leaves out `ntdd export --check` "
+            "(commit the modules, or name their folder with --modules, to add it)"
+        ]
+        if found.uncommitted_modules:
+            notes.append(
+                f"{_count(len(found.uncommitted_modules), 'exported module')} "
+                f"not committed, e.g. {found.uncommitted_modules[0]}"
+            )
+        return False, notes
+    notes = [
+        f"generated modules are committed for {len(found.committed_modules)} of "
+        f"{_count(len(found.with_tests), 'notebook')} with tests: the workflow checks "
+        "that they are current with `ntdd export --check`"
+    ]
+    if found.missing_modules:
+        notes.append(_missing(found.missing_modules))
+    return True, notes
+
+
+def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
+    names = ", ".join(notebooks[:shown])
+    more = f" and {len(notebooks) - shown} more" if len(notebooks) > shown else ""
+    return (
+        f"warning: {_count(len(notebooks), 'notebook')} with tests but no committed module "
+        f"({names}{more}): the check fails until `ntdd export` writes them and they are committed"
+    )
+
+
+def _extras(options: WorkflowOptions) -> list[str]:
+    notes = []
+    if options.faults:
+        notes.append("reports the faults the tests catch (`ntdd faults`) in the job summary")
+    if options.gpu_runner:
+        notes.append(
+            f"adds a job on self-hosted runners labelled {options.gpu_runner!r} that runs "
+            "`pytest --ntdd --ntdd-devices cuda`; the CPU job runs the rest "
+            "(actionlint users: declare the label in .github/actionlint.yaml)"
+        )
+    if options.shards > 1:
+        notes.append(
+            f"splits the tests over {options.shards} machines, balanced by the durations in "
+            f"{DURATIONS_FILE} once it is committed (by test count until then)"
+        )
+    return notes
+
+
+def render_workflow(options: WorkflowOptions) -> str:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir())),
+        autoescape=False,  # the output is YAML, not HTML
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["prefix"] = lambda text, prefix: prefix + text
+    template = env.get_template(WORKFLOW_TEMPLATE)
+    return template.render(
+        o=options,
+        paths=trigger_paths(options),
+        dependencies=dependency_pattern(options.workflow_name),
+        durations=DURATIONS_FILE,
+        gh=_github_expression,
+    )
+
+
+def trigger_paths(options: WorkflowOptions) -> list[str]:
+    """The `paths:` that start the workflow; none (every change) for notebooks at the top."""
+    if options.notebooks == ".":
+        return []
+    return [
+        f"{options.notebooks}/**",
+        *(f"**/{name}" for name in DEPENDENCY_FILES),
+        f".github/workflows/{options.workflow_name}",
+    ]
+
+
+def dependency_pattern(workflow_name: str) -> str:
+    """An extended regular expression (awk, grep -E) for the paths in `DEPENDENCY_FILES`."""
+    names = "|".join(_ere(name) for name in DEPENDENCY_FILES)
+    return f"(^|/)({names})$|^{_ere(f'.github/workflows/{workflow_name}')}$"
+
+
+def write_workflow(path: Path, text: str, force: bool = False) -> Path:
+    """Write the workflow to *path*; an existing file is replaced only with *force*."""
+    if path.exists() and not force:
+        raise ForeignFileError(f"{path}: exists; not overwriting it (use --force)")
+    write_atomic(path, text)
+    return path
+
+
+def _ere(glob: str) -> str:
+    """A file-name glob (`*` only) as an ERE: `*` stays within one folder."""
+    special = set(".[]()+?{}|^$\\")
+    return "".join("[^/]*" if c == "*" else f"\\{c}" if c in special else c for c in glob)
+
+
+def _github_expression(text: str) -> str:
+    return "${{ " + text + " }}"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

@@ -1,0 +1,149 @@
+"""Finding notebooks and writing files safely."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from ntdd.errors import NotebookReadError, NtddError
+from ntdd.notebook.text import TEXT_SUFFIXES, has_jupytext_header, is_paired, jupytext_installed
+
+
+class ReadOnlyError(NtddError):
+    """A file ntdd would write is read-only."""
+
+
+SKIP_DIRS = frozenset({".ipynb_checkpoints", "__pycache__", "node_modules", ".git"})
+
+
+def find_notebooks(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """The notebooks named by *paths*: files as given, folders searched recursively.
+
+    Checkpoints, hidden folders and symlinked folders are not entered, so a
+    symlink loop cannot trap the search. A path that does not exist, or a
+    file that is not a notebook (see `is_notebook_file`), raises
+    `NotebookReadError`.
+    """
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            yield from _walk(path)
+        elif is_notebook_file(path, given=True) and (path.exists() or path.is_symlink()):
+            yield path
+        elif not path.exists():
+            raise NotebookReadError(f"{path}: no such file or directory")
+        elif path.suffix in TEXT_SUFFIXES:
+            raise NotebookReadError(
+                f"{path}: not a notebook (expected a .ipynb file, or a jupytext .py or .md "
+                "notebook with its header)"
+            )
+        else:
+            raise NotebookReadError(f"{path}: not a notebook (expected a .ipynb file)")
+
+
+def is_notebook_file(path: Path, given: bool = False) -> bool:
+    """Whether ntdd takes *path* for a notebook: a `.ipynb` file, or a jupytext text notebook.
+
+    A `.py` or `.md` file is one only with jupytext's header. Found in a
+    folder (not *given* by name), it is taken only where jupytext is
+    installed to read it, and not when a `.ipynb` of the same name sits
+    beside it: that is a jupytext pair, tested once, through the `.ipynb`.
+    """
+    if path.suffix == ".ipynb":
+        return True
+    if path.suffix not in TEXT_SUFFIXES or not (given or jupytext_installed()):
+        return False
+    return has_jupytext_header(path) and (given or not is_paired(path))
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(files):
+            if name.endswith((".ipynb", *TEXT_SUFFIXES)) and is_notebook_file(Path(root) / name):
+                yield Path(root) / name
+
+
+def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
+    """Write *text* to *path* so that readers see the old file or the new, never half.
+
+    The new content goes to a temporary file in the same folder, is flushed to
+    disk, and replaces the old file in one rename. An existing file keeps its
+    permissions; a symlink is written through, to its target; a read-only
+    file is refused. *newline* ends the lines of *text* (`"\r\n"` keeps a
+    CRLF file CRLF). Temporary files a killed run left behind are removed.
+    """
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists() and _read_only(target):
+        raise ReadOnlyError(f"{path}: read-only; not writing it (make it writable first)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stray_temporaries(target)
+    data = text if isinstance(text, bytes) else text.replace("\n", newline).encode("utf-8")
+    mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.{_TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+_TEMP_MARK = "ntdd-"
+
+
+def _remove_stray_temporaries(target: Path) -> None:
+    """Temporary files of a run that was killed mid-write: its process is gone."""
+    prefix = f".{target.name}.{_TEMP_MARK}"
+    for stray in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
+        pid = stray.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                stray.unlink()
+
+
+def _read_only(path: Path) -> bool:
+    """Marked read-only (no write bit for its owner), or not writable by us."""
+    return not path.stat().st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, and belongs to someone else
+        return True
+    return True
+
+
+def line_ending(path: Path) -> str:
+    """The line ending a text file uses: CRLF if it has one, else LF."""
+    try:
+        with path.open("rb") as f:
+            return "\r\n" if b"\r\n" in f.read(65536) else "\n"
+    except OSError:
+        return "\n"
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def source_path(notebook: Path, module_dir: Path) -> str:
+    """How a module in *module_dir* names its notebook: a relative POSIX path."""
+    return Path(os.path.relpath(os.path.abspath(notebook), os.path.abspath(module_dir))).as_posix()

@@ -1,0 +1,201 @@
+"""Read a notebook file into a `Notebook`. The only module that touches JSON.
+
+nbformat's own reader validates every notebook against its JSON schema, which
+costs milliseconds per file and rejects notebooks that every Jupyter front-end
+opens. ntdd parses the JSON itself, checks the structure it relies on, and
+hands older formats (v1-v3) to nbformat's converters.
+
+jupytext's text notebooks (`.py`, `.md`) are read by jupytext, in
+`text_notebook`, into the same JSON object, and checked here alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import NotebookReadError
+from ntdd.model import Cell, Notebook
+from ntdd.notebook.text import TEXT_SUFFIXES, read_text_notebook
+
+PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
+
+
+def read_notebook(path: str | Path) -> Notebook:
+    """Read the notebook at *path*; raise `NotebookReadError` naming why not."""
+    path = Path(path)
+    return notebook_of_bytes(_load_bytes(path), path)
+
+
+def read_bytes(path: Path) -> bytes:
+    """A notebook file's bytes, or a `NotebookReadError` saying why it cannot be read."""
+    return _load_bytes(path)
+
+
+def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
+    """The notebook that *data*, read from *path*, holds."""
+    if path.suffix in TEXT_SUFFIXES:
+        return parse_notebook(read_text_notebook(path, data), path)
+    return parse_notebook(_json_of(data, path), path)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """Load the file's JSON object, with one clear reason when it is not one."""
+    return _json_of(_load_bytes(path), path)
+
+
+def _json_of(data: bytes, path: Path) -> dict[str, Any]:
+    if not data.strip():
+        raise NotebookReadError(f"{path}: empty file, not a notebook")
+    if b"\x00" in data[:8192]:
+        raise NotebookReadError(f"{path}: binary file, not a notebook")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise NotebookReadError(f"{path}: not UTF-8 text (byte {e.start}), not a notebook") from e
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise NotebookReadError(f"{path}: {_json_problem(text, e)}") from e
+    if not isinstance(obj, dict):
+        raise NotebookReadError(
+            f"{path}: JSON {type(obj).__name__}, not a notebook (expected an object)"
+        )
+    return obj
+
+
+def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
+    """Turn a notebook's JSON object into a `Notebook`."""
+    major = obj.get("nbformat")
+    if "cells" not in obj and "worksheets" not in obj and major is None:
+        raise NotebookReadError(
+            f"{path}: JSON object with no 'nbformat' or 'cells': not a notebook"
+        )
+    if not isinstance(major, int) or isinstance(major, bool):
+        raise NotebookReadError(f"{path}: 'nbformat' is {major!r}, expected a version number")
+    if major > 4:
+        raise NotebookReadError(f"{path}: nbformat {major} is newer than this ntdd reads (4)")
+    if major < 4:
+        obj = _upgrade(obj, path, major)
+    _check_language(obj, path)
+    minor = obj.get("nbformat_minor", 0)
+    cells = obj.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
+    return Notebook(
+        path=path,
+        cells=tuple(_cell(raw, n, path) for n, raw in enumerate(cells, 1)),
+        nbformat=4,
+        nbformat_minor=minor if isinstance(minor, int) else 0,
+    )
+
+
+def _load_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError as e:
+        raise NotebookReadError(f"{path}: is a directory, not a notebook") from e
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        raise NotebookReadError(f"{path}: cannot be read: {reason.lower()}") from e
+
+
+def _json_problem(text: str, e: json.JSONDecodeError) -> str:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
+            return f"git merge-conflict markers at line {lineno}; resolve the conflict first"
+    if _unclosed(text):
+        return "truncated JSON (it ends inside an object or string); the file was cut short"
+    return f"not valid JSON: {e.msg} at line {e.lineno}, column {e.colno}"
+
+
+def _unclosed(text: str) -> bool:
+    """Whether *text* is well formed up to where it stops short: a cut-off file."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            stack.append("]" if ch == "[" else "}")
+        elif ch in "]}" and (not stack or stack.pop() != ch):
+            return False
+    return in_string or bool(stack)
+
+
+def _upgrade(obj: Mapping[str, Any], path: Path, major: int) -> dict[str, Any]:
+    """Convert nbformat 1-3 to 4 with nbformat's own converters."""
+    if major == 3:
+        sheets = obj.get("worksheets")
+        if not isinstance(sheets, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("cells"), list) for s in sheets
+        ):
+            raise NotebookReadError(f"{path}: nbformat 3 notebook without worksheets of cells")
+    import nbformat
+
+    try:
+        node = nbformat.from_dict(obj)
+        upgraded = nbformat.convert(node, 4)
+    except Exception as e:
+        raise NotebookReadError(f"{path}: nbformat {major} notebook cannot be upgraded: {e}") from e
+    return dict(upgraded)
+
+
+def _check_language(obj: Mapping[str, Any], path: Path) -> None:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    info = meta.get("language_info")
+    spec = meta.get("kernelspec")
+    names = [
+        info.get("name") if isinstance(info, dict) else None,
+        spec.get("language") if isinstance(spec, dict) else None,
+    ]
+    for name in names:
+        if isinstance(name, str) and name.lower() not in PYTHON_LANGUAGES:
+            raise NotebookReadError(f"{path}: a {name!r} notebook; ntdd runs Python notebooks")
+
+
+def _cell(raw: object, index: int, path: Path) -> Cell:
+    where = f"{path}: cell {index}"
+    if not isinstance(raw, dict):
+        raise NotebookReadError(f"{where} is {type(raw).__name__}, expected an object")
+    cell_type = raw.get("cell_type")
+    if not isinstance(cell_type, str):
+        raise NotebookReadError(f"{where} has no 'cell_type'")
+    metadata = raw.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise NotebookReadError(
+            f"{where}: 'metadata' is {type(metadata).__name__}, expected an object"
+        )
+    cell_id = raw.get("id")
+    return Cell(
+        index=index,
+        cell_type=cell_type,
+        source=_source(raw.get("source", ""), where),
+        id=cell_id if isinstance(cell_id, str) and cell_id else None,
+        tags=_tags(metadata.get("tags", []), where),
+    )
+
+
+def _source(source: object, where: str) -> str:
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list) and all(isinstance(line, str) for line in source):
+        return "".join(source)
+    raise NotebookReadError(f"{where}: 'source' must be a string or a list of strings")
+
+
+def _tags(tags: object, where: str) -> tuple[str, ...]:
+    if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
+        return tuple(tags)
+    raise NotebookReadError(f"{where}: 'metadata.tags' must be a list of strings")

@@ -1,0 +1,197 @@
+"""jupytext's text notebooks: percent-format `.py` and MyST `.md`, read and written back.
+
+A `.py` or `.md` file is a notebook only when it carries jupytext's header
+(a YAML block with a `jupytext:` key, commented out in a `.py`): ordinary
+Python files and Markdown documents are never touched. The header is told
+without jupytext; reading and writing go through jupytext's own reader and
+writer (`pip install 'ntdd[jupytext]'`).
+
+A text notebook has no cell ids (jupytext makes up new ones on every read),
+so its cells are known by their position and content, as nbformat 4.4's are.
+A write-back changes only the edited cells: it is refused unless jupytext
+writes the file as it is, byte for byte (the header's `jupytext_version`
+line aside, which is kept as it was).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import NotebookReadError, NtddError
+
+TEXT_SUFFIXES = (".py", ".md")
+_HEAD_LINES = 200  # a header longer than this is no jupytext header
+_JUPYTEXT_KEY = re.compile(r"\s*jupytext\s*:")
+_VERSION_LINE = "jupytext_version:"
+_BOM = "\ufeff"
+
+
+class TextNotebookWriteError(NtddError):
+    """A text notebook that jupytext would not write back as it is."""
+
+
+def has_jupytext_header(path: Path) -> bool:
+    """Whether *path* is a `.py` or `.md` file that starts with jupytext's header.
+
+    Only the lines up to the header's end are read: for most files, one.
+    """
+    if path.suffix not in TEXT_SUFFIXES:
+        return False
+    try:
+        with path.open(encoding="utf-8-sig", errors="replace") as f:
+            return header_says_jupytext(f, path.suffix)
+    except OSError:
+        return False
+
+
+def header_says_jupytext(lines: Iterable[str], suffix: str) -> bool:
+    """Whether *lines* open with a `---` block holding `jupytext:` (commented out in a `.py`)."""
+    comment = "# " if suffix == ".py" else ""
+    inside = False
+    for _, line in zip(range(_HEAD_LINES), lines, strict=False):
+        if not inside and _preamble(line, comment):
+            continue
+        if line.rstrip() == f"{comment}---":
+            if inside:
+                return False  # the header ended without a `jupytext:` key
+            inside = True
+        elif not inside or (comment and not line.startswith(comment.rstrip())):
+            return False
+        elif _JUPYTEXT_KEY.match(line[len(comment) :]):
+            return True
+    return False
+
+
+def _preamble(line: str, comment: str) -> bool:
+    """Lines a `.py` may have above its header: a shebang, an encoding line."""
+    return bool(comment) and (line.startswith("#!") or (line.startswith("#") and "coding" in line))
+
+
+@functools.cache
+def jupytext_installed() -> bool:
+    return importlib.util.find_spec("jupytext") is not None
+
+
+def is_paired(path: Path) -> bool:
+    """A text notebook with a `.ipynb` of the same name beside it: a jupytext pair."""
+    return path.with_suffix(".ipynb").exists()
+
+
+def read_text_notebook(path: Path, data: bytes) -> dict[str, Any]:
+    """The notebook in *data*, the bytes of *path*, as nbformat's JSON object, read by jupytext."""
+    text = _decoded(path, data)[1]
+    if not text.strip():
+        raise NotebookReadError(f"{path}: empty file, not a notebook")
+    if not header_says_jupytext(text.split("\n", _HEAD_LINES), path.suffix):
+        raise NotebookReadError(
+            f"{path}: a {path.suffix} file without jupytext's header, not a notebook "
+            "(ntdd reads .ipynb files, and jupytext's .py and .md notebooks with their header)"
+        )
+    jupytext = _jupytext(path)
+    try:
+        notebook = jupytext.reads(text, fmt=path.suffix[1:])
+    except Exception as e:  # jupytext's own errors, YAML's in the header
+        first = str(e).strip().split("\n", 1)[0]
+        raise NotebookReadError(
+            f"{path}: jupytext cannot read it: {type(e).__name__}: {first}"
+        ) from e
+    obj = dict(notebook)
+    obj["cells"] = [{k: v for k, v in cell.items() if k != "id"} for cell in notebook.cells]
+    return obj
+
+
+def replace_text_sources(path: Path, sources: Mapping[int, str]) -> None:
+    """Set the source of cells (by number: 1 is the first) of the text notebook at *path*."""
+    bom, text, newline = _decoded(path, path.read_bytes())
+    jupytext = _jupytext(path)
+    notebook = jupytext.reads(text, fmt=path.suffix[1:])
+    fmt = _written_format(notebook)
+    as_is = jupytext.writes(notebook, fmt=fmt)
+    versions = _version_lines(text, as_is, path)
+    for number, source in sources.items():
+        notebook.cells[number - 1].source = source
+    new = _with_lines(jupytext.writes(notebook, fmt=fmt), versions)
+    _check_reads_back(jupytext.reads(new, fmt=path.suffix[1:]), notebook, sources, path)
+    from ntdd.notebook.files import write_atomic  # files finds text notebooks through this module
+
+    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"))
+
+
+def _decoded(path: Path, data: bytes) -> tuple[str, str, str]:
+    """(byte-order mark, text with LF line ends, the file's line end)."""
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotebookReadError(f"{path}: not UTF-8 text (byte {e.start}), not a notebook") from e
+    bom = _BOM if raw.startswith(_BOM) else ""
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    return bom, raw.removeprefix(bom).replace("\r\n", "\n"), newline
+
+
+def _jupytext(path: Path) -> Any:
+    try:
+        import jupytext
+    except ImportError as e:
+        raise NotebookReadError(
+            f"{path}: a jupytext notebook; reading it needs jupytext: pip install 'ntdd[jupytext]'"
+        ) from e
+    return jupytext
+
+
+def _written_format(notebook: Any) -> dict[str, str]:
+    """The format jupytext read the file in, as its writer takes it."""
+    found = notebook.metadata.get("jupytext", {}).get("text_representation", {})
+    return {"extension": found["extension"], "format_name": found["format_name"]}
+
+
+def _version_lines(text: str, as_is: str, path: Path) -> dict[int, str]:
+    """The header's version lines where jupytext writes its own version; refuse other changes."""
+    ours, theirs = text.split("\n"), as_is.split("\n")
+    differ = [n for n, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b]
+    if len(ours) == len(theirs) and all(_VERSION_LINE in theirs[n] for n in differ):
+        return {n: ours[n] for n in differ}
+    raise TextNotebookWriteError(
+        f"{path}: jupytext would not write it back as it is ({_difference(ours, theirs)}); "
+        "not changing it (save it once with jupytext, then sync again)"
+    )
+
+
+def _difference(ours: list[str], theirs: list[str]) -> str:
+    """The first line jupytext would write otherwise (its version line aside), in words."""
+    at = [
+        n
+        for n, (a, b) in enumerate(zip(ours, theirs, strict=False))
+        if a != b and _VERSION_LINE not in b
+    ]
+    if at:
+        n = at[0]
+        return f"line {n + 1} would read {theirs[n].strip()!r}, not {ours[n].strip()!r}"
+    if len(theirs) < len(ours):
+        return f"it would end after line {len(theirs)}, {len(ours) - len(theirs)} line(s) early"
+    return f"it would add {len(theirs) - len(ours)} line(s) after line {len(ours)}"
+
+
+def _with_lines(text: str, lines: dict[int, str]) -> str:
+    out = text.split("\n")
+    for n, line in lines.items():
+        out[n] = line
+    return "\n".join(out)
+
+
+def _check_reads_back(again: Any, intended: Any, sources: Mapping[int, str], path: Path) -> None:
+    """The written text must read back as the notebook with the edits, and nothing else."""
+
+    def cells(nb: Any) -> list[tuple[str, str, Any]]:
+        return [(c.cell_type, c.source, dict(c.metadata)) for c in nb.cells]
+
+    if cells(again) != cells(intended):
+        edited = ", ".join(f"cell {i}" for i in sorted(sources))
+        raise TextNotebookWriteError(
+            f"{path}: with the edit in {edited}, jupytext would not read the notebook back as "
+            "written (a cell marker in the edit?); not changing it"
+        )

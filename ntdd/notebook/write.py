@@ -1,0 +1,97 @@
+"""Write new sources into a notebook's cells, and change no other byte.
+
+Jupyter, nbformat and most editors write notebooks as `json.dumps` with one
+indent width, keys in order and a trailing newline. The writer finds the
+settings that reproduce the file exactly (a byte-order mark and CRLF line
+ends included), changes the cells' sources, and writes the result back with
+the same settings: outputs, metadata, ids and every other cell stay byte for
+byte. A file those settings cannot reproduce is refused rather than
+reformatted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import NtddError
+from ntdd.notebook.files import write_atomic
+from ntdd.notebook.text import TEXT_SUFFIXES, replace_text_sources
+
+_STYLES = [
+    (indent, ascii_only) for indent in (1, 2, 4, "\t", 0, None) for ascii_only in (False, True)
+]
+_BOM = "\ufeff"
+
+
+class NotebookWriteError(NtddError):
+    """A notebook that ntdd cannot update without changing bytes it should keep."""
+
+
+def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
+    """Set the source of cells (by number: 1 is the first) of the notebook at *path*, atomically.
+
+    A jupytext text notebook is written back by jupytext (`text_notebook`).
+    """
+    if path.suffix in TEXT_SUFFIXES:
+        replace_text_sources(path, sources)
+        return
+    data = path.read_bytes()
+    try:
+        raw = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotebookWriteError(f"{path}: not UTF-8 text; not changing it") from e
+    bom = _BOM if raw.startswith(_BOM) else ""
+    newline = "\r\n" if "\r\n" in raw else "\n"
+    raw = raw.removeprefix(bom).replace("\r\n", "\n")
+    notebook = json.loads(raw)
+    if notebook.get("nbformat") != 4:
+        raise NotebookWriteError(
+            f"{path}: nbformat {notebook.get('nbformat')} notebook; ntdd writes back into "
+            "nbformat 4 only (open and save it in Jupyter to upgrade it)"
+        )
+    dump = _dumper(raw, notebook, path)
+    cells = notebook["cells"]
+    for index, text in sources.items():
+        cell = cells[index - 1]
+        old = cell.get("source", "")
+        cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
+    new = dump(notebook)
+    _validate(raw, new, path)
+    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"))
+
+
+def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:
+    newline = "\n" if raw.endswith("\n") else ""
+    for indent, ascii_only in _STYLES:
+
+        def dump(nb: Any, indent: int | str | None = indent, ascii_only: bool = ascii_only) -> str:
+            return json.dumps(nb, indent=indent, ensure_ascii=ascii_only) + newline
+
+        if dump(notebook) == raw:
+            return dump
+    raise NotebookWriteError(
+        f"{path}: written in a JSON layout that ntdd cannot reproduce byte for byte; "
+        "not changing it (save it once from Jupyter, then sync again)"
+    )
+
+
+def _validate(old: str, new: str, path: Path) -> None:
+    """The new notebook must validate with nbformat wherever the old one did."""
+    import warnings
+
+    import nbformat
+
+    def valid(text: str) -> bool:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # nbformat warns about what it repairs
+                nbformat.validate(nbformat.reads(text, as_version=nbformat.NO_CONVERT))
+        except Exception:
+            return False
+        return True
+
+    if valid(old) and not valid(new):
+        raise NotebookWriteError(f"{path}: the updated notebook would not validate; not writing it")

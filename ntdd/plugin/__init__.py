@@ -1,0 +1,205 @@
+"""The pytest side (`pytest11` entry point): options, and hand-off to `NtddSession`.
+
+`pytest --ntdd` collects `.ipynb` files as the modules `ntdd export` would
+write. Generated modules get their failures pointed at notebook cells, and
+their tests grouped by device, with or without `--ntdd`.
+
+Every pytest run of everyone who installed ntdd imports this module, so it
+imports only what reading the options needs. Without `--ntdd`, ntdd stays
+dormant: the rest loads only when a module ntdd generated is collected.
+
+The package holds the session, the notebook collector and its module cache,
+xdist scheduling, sharding and the run summary.
+
+May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.build,
+ntdd.runtime, pytest. Never ntdd.commands.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from ntdd.runtime.settings import Settings
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ntdd", "ntdd: notebooks as test suites")
+    group.addoption(
+        "--ntdd",
+        action="store_true",
+        default=None,
+        dest="ntdd",
+        help="collect .ipynb files and run their `# TEST` cells (ini: ntdd = true)",
+    )
+    group.addoption(
+        "--ntdd-timeout",
+        dest="ntdd_timeout",
+        metavar="SECONDS",
+        help="fail a notebook test that runs longer, setup included; default "
+        f"{DEFAULT_TIMEOUT:g}, 0 for none (ini: ntdd_timeout)",
+    )
+    group.addoption(
+        "--ntdd-devices",
+        dest="ntdd_devices",
+        metavar="LIST",
+        help="devices that tests using `device` run on: cpu, cuda, cuda:N, mps; "
+        "default cpu,cuda (ini: ntdd_devices)",
+    )
+    group.addoption(
+        "--ntdd-param",
+        dest="ntdd_params",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a notebook's `parameters` cell under test, e.g. num_epochs=1; "
+        "a Python literal; repeat for more (ini: ntdd_parameters)",
+    )
+    parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    parser.addini("ntdd_parameters", "test-only parameters, e.g. num_epochs=1 lr=0.1", type="args")
+    parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
+    parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
+    _scale_options(group, parser)
+
+
+def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Sharding a run over machines, and the job summary (`shards`, `summary` here)."""
+    group.addoption(
+        "--ntdd-shard",
+        dest="ntdd_shard",
+        metavar="K/N",
+        help="run the K-th of N disjoint shards; a notebook (a file) is never split",
+    )
+    group.addoption(
+        "--ntdd-durations",
+        dest="ntdd_durations",
+        metavar="FILE",
+        help="balance shards by the seconds recorded in FILE, not by test count "
+        "(ini: ntdd_durations)",
+    )
+    group.addoption(
+        "--ntdd-store-durations",
+        dest="ntdd_store_durations",
+        metavar="FILE",
+        help="record each notebook's (each file's) seconds in FILE, for --ntdd-durations",
+    )
+    group.addoption(
+        "--ntdd-summary",
+        dest="ntdd_summary",
+        metavar="FILE",
+        help='append a Markdown summary of the results to FILE (e.g. "$GITHUB_STEP_SUMMARY")',
+    )
+    parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a slow test (`@slow` or the ntdd-slow tag)")
+    config.addinivalue_line("markers", "timeout(seconds): a time limit for one notebook test")
+    if config.getoption("ntdd") or config.getini("ntdd"):
+        from ntdd.plugin.session import NtddSession
+
+        config.pluginmanager.register(NtddSession(config, _settings(config)), "ntdd-session")
+    else:
+        config.pluginmanager.register(Dormant(), "ntdd-dormant")
+    _register_scale_plugins(config)
+
+
+def _register_scale_plugins(config: pytest.Config) -> None:
+    """Sharding, durations and the job summary: loaded only when asked for."""
+    if config.getoption("ntdd_shard") or config.getoption("ntdd_store_durations"):
+        from ntdd.plugin.shards import durations_recorder, shard_plugin
+
+        for name, extra in (
+            ("ntdd-shard", shard_plugin(config)),
+            ("ntdd-durations", durations_recorder(config)),
+        ):
+            if extra is not None:
+                config.pluginmanager.register(extra, name)
+    if config.getoption("ntdd_summary"):
+        from ntdd.plugin.summary import summary_writer
+
+        config.pluginmanager.register(summary_writer(config), "ntdd-summary")
+
+
+class Dormant:
+    """ntdd without `--ntdd`: asleep until a module ntdd generated is collected.
+
+    Then it reads its settings and registers the session plugin, which points
+    failures at notebook cells, keeps a notebook's tests in notebook order and
+    holds timeouts.
+    """
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        if not any(_generated(item) for item in items):
+            return
+        from ntdd.plugin.session import NtddSession
+
+        awake = NtddSession(config, _settings(config))
+        config.pluginmanager.register(awake, "ntdd-session")
+        awake.pytest_sessionstart(session)  # it missed the start
+        awake.pytest_collection_modifyitems(items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
+        if config.getvalue("dist") != "load":
+            return None
+        from ntdd.plugin.xdist import NotebookScheduling
+
+        return NotebookScheduling(config, log)
+
+
+def _generated(item: pytest.Item) -> bool:
+    return getattr(getattr(item, "module", None), "__ntdd__", None) is not None
+
+
+def _settings(config: pytest.Config) -> Settings:
+    """Command line, then ini keys, then `[tool.ntdd]` in pyproject.toml."""
+    from ntdd.errors import ConfigError
+
+    try:
+        return _read_settings(config)
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+
+
+def _read_settings(config: pytest.Config) -> Settings:
+    from ntdd.config import load_config, parse_devices, parse_timeout
+    from ntdd.parameters import Parameters, parse_assignments
+    from ntdd.runtime.settings import Settings
+
+    file = load_config(config.rootpath)
+    enabled = config.getoption("ntdd") or config.getini("ntdd")
+    raw_devices = config.getoption("ntdd_devices") or config.getini("ntdd_devices")
+    raw_timeout = config.getoption("ntdd_timeout") or config.getini("ntdd_timeout")
+    devices = parse_devices(raw_devices, "--ntdd-devices") if raw_devices else file.devices
+    timeout = parse_timeout(raw_timeout, "--ntdd-timeout") if raw_timeout else file.timeout
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
+    ini = Parameters(parse_assignments(config.getini("ntdd_parameters"), "ntdd_parameters"))
+    given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
+    return Settings(
+        enabled=bool(enabled),
+        devices=devices or DEFAULT_DEVICES,
+        timeout=timeout or None,
+        parameters=given.over(ini.over(file.parameters)),
+    )
+
+
+@pytest.fixture
+def ntdd_torch() -> types.ModuleType:
+    """ntdd's PyTorch assertions (`ntdd.torch`), for tests that prefer a fixture.
+
+    `def test_model(ntdd_torch): ntdd_torch.assert_mode(model, train=False)`
+    """
+    import ntdd.torch
+
+    return ntdd.torch

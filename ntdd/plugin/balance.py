@@ -1,0 +1,121 @@
+"""Splitting a test run into N disjoint shards, balanced, the same on every machine.
+
+The unit of a shard is a file: a notebook (ntdd's items and nbval's for it
+share its path) or a test module. A notebook is never split, or its setup
+would run once per shard. Units are weighed by the seconds a durations file
+recorded for them, else by their number of tests, and dealt out longest
+first, each to the least-loaded shard (LPT). Ties break by path and by shard
+number, so every machine of a CI matrix computes the same partition.
+
+Pure functions on plain values: no pytest here (see `ntdd.plugin.shards`).
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ntdd.errors import ConfigError
+
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The *index*-th (1-based) of *count* shards."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each unit weighs, and what the weights are made of."""
+
+    of: dict[str, float]
+    by_durations: bool  # recorded seconds, rather than test counts
+    recorded: int = 0  # units whose seconds the durations file holds
+
+
+def parse_shard(text: str, where: str) -> Shard:
+    """`"2/4"` -> `Shard(2, 4)`; anything else is a `ConfigError` saying what is accepted."""
+    match = _SHARD.fullmatch(text)
+    index, count = (int(match[1]), int(match[2])) if match else (0, 0)
+    if not 1 <= index <= count:
+        raise ConfigError(
+            f"{where}: expected K/N, the K-th of N shards with 1 <= K <= N (e.g. 2/4); got {text!r}"
+        )
+    return Shard(index, count)
+
+
+def load_durations(path: Path, where: str) -> dict[str, float]:
+    """Read a durations file: a JSON object of {unit path: seconds}.
+
+    A file that cannot be read, or holds anything else, is a `ConfigError`:
+    a silently ignored file would balance the shards by test count without
+    anyone noticing.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{where}: {path}: cannot be read as JSON: {e}") from e
+    if not isinstance(data, dict) or not all(_is_seconds(v) for v in data.values()):
+        raise ConfigError(
+            f"{where}: {path}: not a durations file: expected a JSON object of "
+            '{"path/to/nb.ipynb": seconds, ...}, as --ntdd-store-durations writes'
+        )
+    return {str(unit): float(seconds) for unit, seconds in data.items()}
+
+
+def dump_durations(durations: Mapping[str, float]) -> str:
+    """The file's text: sorted, milliseconds, one unit a line, so that diffs stay small."""
+    rounded = {unit: round(seconds, 3) for unit, seconds in sorted(durations.items())}
+    return json.dumps(rounded, indent=2) + "\n"
+
+
+def weigh(counts: Mapping[str, int], recorded: Mapping[str, float] | None) -> Weights:
+    """Each unit's weight: its recorded seconds, else its test count.
+
+    A unit the durations file does not know (a new notebook) weighs the mean
+    recorded seconds per test of the units it does know, times its tests.
+    """
+    known = [unit for unit in counts if recorded is not None and unit in recorded]
+    if recorded is None or not known:
+        return Weights({unit: float(n) for unit, n in counts.items()}, by_durations=False)
+    tests = sum(counts[unit] for unit in known)
+    per_test = sum(recorded[unit] for unit in known) / tests if tests else 0.0
+    weights = {unit: recorded.get(unit, per_test * n) for unit, n in counts.items()}
+    return Weights(weights, by_durations=True, recorded=len(known))
+
+
+def partition(weights: Mapping[str, float], count: int) -> list[list[str]]:
+    """Deal the units out to *count* shards, heaviest first, each to the lightest shard.
+
+    Longest-processing-time-first greedy: within 4/3 of the best possible
+    largest shard, and in practice within a few per cent. Ties between units
+    go by path, ties between shards by number: deterministic.
+    """
+    shards: list[list[str]] = [[] for _ in range(count)]
+    loads = [(0.0, number) for number in range(count)]  # a heap: lightest, then lowest
+    for unit in sorted(weights, key=lambda u: (-weights[u], u)):
+        load, number = heapq.heappop(loads)
+        shards[number].append(unit)
+        heapq.heappush(loads, (load + weights[unit], number))
+    return shards
+
+
+def _is_seconds(value: object) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )

@@ -1,0 +1,128 @@
+"""`pytest --ntdd`: a notebook collected as the module `ntdd export` would write.
+
+The module is rendered by the same code as the export, compiled with
+pytest's assertion rewriting, and imported from memory; the compiled module
+is cached (`module_cache`). pytest's own `Module` collector does the rest:
+functions, fixtures, parametrization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import linecache
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from ntdd.build.plan import make_plan
+from ntdd.build.render import render_module
+from ntdd.errors import NtddError
+from ntdd.format.paths import module_path
+from ntdd.notebook.cell_code import source_lines
+from ntdd.notebook.read import notebook_of_bytes, read_bytes
+from ntdd.plugin.module_cache import Entry, ModuleCache
+from ntdd.runtime.rewrite import compile_rewritten
+from ntdd.runtime.settings import settings_of
+
+
+class NotebookModule(pytest.Module):
+    """A `.ipynb` file whose `# TEST` cells pytest collects as a module."""
+
+    read_error: NtddError | None = None
+    plan_warnings: tuple[str, ...] = ()  # shown once collection is done
+    _data: bytes | None = None
+    _entry: Entry | None = None  # what collecting it produced, from the cache or made now
+
+    def load(self) -> None:
+        """Read the notebook, once; a failure is raised later, as a collection error.
+
+        A notebook whose compiled module is in the cache is not even parsed.
+        """
+        path = _shortest(self.path)
+        try:
+            self._data = read_bytes(path)
+            cache = ModuleCache.of(self.config)
+            key = self._key(cache, self._data) if cache is not None else ""
+            self._entry = cache.load(key) if cache is not None else None
+            if self._entry is None:
+                self._entry = self._collect(path, self._data)
+                if cache is not None:
+                    cache.store(key, self._entry)
+        except NtddError as e:
+            self.read_error = e
+        except SyntaxError as e:  # a bug of ntdd's: say so, in the notebook's place
+            self.read_error = NtddError(f"{path}: its module does not compile: {e}")
+
+    def _key(self, cache: ModuleCache, data: bytes) -> str:
+        parameters = settings_of(self.config).parameters.for_notebook(self.path)
+        return cache.key(data, self._filename(), str(self.path.resolve()), repr(parameters))
+
+    def _collect(self, path: Path, data: bytes) -> Entry:
+        """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
+        parameters = settings_of(self.config).parameters.for_notebook(self.path)
+        plan = make_plan(notebook_of_bytes(data, path), parameters)
+        source = render_module(plan, in_memory=True)
+        code = compile_rewritten(source, self._filename(), self.config)
+        return Entry(source, code, plan.warnings)
+
+    def _filename(self) -> str:
+        return f"{_display(self.path, self.config)} (ntdd module)"  # no <...>: pytest hides it
+
+    def _getobj(self) -> types.ModuleType:
+        if self._entry is None and self.read_error is None:
+            self.load()
+        if self.read_error is not None:
+            raise self.CollectError(f"ntdd: {self.read_error}") from self.read_error
+        assert self._entry is not None
+        self.plan_warnings = self._entry.warnings
+        return import_compiled(self.path, self._entry, self._filename())
+
+
+def import_compiled(notebook: Path, entry: Entry, filename: str) -> types.ModuleType:
+    """Execute a compiled module in memory, as if exported beside *notebook*."""
+    virtual_file = module_path(notebook)
+    name = (
+        f"ntdd_{virtual_file.stem}_{hashlib.sha1(str(notebook.resolve()).encode()).hexdigest()[:8]}"
+    )
+    module = types.ModuleType(name)
+    module.__file__ = str(virtual_file.resolve())
+    module.__loader__ = _SourceLoader(entry.source)  # type: ignore[assignment]
+    module.__ntdd_filename__ = filename  # type: ignore[attr-defined]
+    linecache.cache[filename] = (len(entry.source), None, source_lines(entry.source), filename)
+    sys.modules[name] = module
+    try:
+        exec(entry.code, module.__dict__)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def _shortest(path: Path) -> Path:
+    """*path* relative to the working directory when inside it: for messages."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def _display(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+class _SourceLoader:
+    """Lets linecache find an in-memory module's source again after a clearcache()."""
+
+    def __init__(self, source: str) -> None:
+        self._source = source
+
+    def get_source(self, name: str) -> str:
+        return self._source
+
+    def __repr__(self) -> str:
+        return "<ntdd in-memory module>"

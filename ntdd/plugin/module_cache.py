@@ -1,0 +1,116 @@
+"""Collected notebooks' modules, compiled and cached, as pytest caches rewritten modules.
+
+Reading a notebook, planning, rendering, rewriting its asserts and compiling
+cost milliseconds per notebook; loading the compiled code back costs a
+fraction of one. An entry is keyed on everything that can change the
+compiled module: the notebook's bytes, its test parameters, the name it is
+compiled under, ntdd (its format, templates, version and code), pytest's
+version and assertion mode, and the Python that compiled it. An entry that
+does not load, or does not say the key it was stored under, is not used.
+The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+import types
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ntdd import __version__
+from ntdd.build.templates import module_templates
+from ntdd.format.module import FORMAT, render_fingerprint
+
+_MAGIC = "ntdd-module-1"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What collecting a notebook produced: the module's source, its code, the plan's warnings."""
+
+    source: str
+    code: types.CodeType
+    warnings: tuple[str, ...]
+
+
+class ModuleCache:
+    """Compiled modules in a folder, one file per key."""
+
+    def __init__(self, folder: Path, salt: str) -> None:
+        self.folder = folder
+        self.salt = salt
+
+    @classmethod
+    def of(cls, config: pytest.Config) -> ModuleCache | None:
+        """The session's cache, or None when pytest's cache is switched off."""
+        cache = getattr(config, "cache", None)
+        if cache is None:
+            return None
+        mode = config.getoption("assertmode", "rewrite")
+        return cls(Path(cache.mkdir("ntdd-modules")), _salt(str(mode)))
+
+    def key(self, data: bytes, *parts: str) -> str:
+        digest = hashlib.sha256(self.salt.encode())
+        for part in parts:
+            digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\0" + data)
+        return digest.hexdigest()
+
+    def load(self, key: str) -> Entry | None:
+        """The entry stored under *key*; None when there is none, or it is unusable."""
+        try:
+            stored = marshal.loads(self._path(key).read_bytes())
+            magic, stored_key, source, warnings, code = stored
+        except (OSError, EOFError, ValueError, TypeError):
+            return None
+        if magic != _MAGIC or stored_key != key or not isinstance(code, types.CodeType):
+            return None
+        if not isinstance(source, str) or not all(isinstance(w, str) for w in warnings):
+            return None
+        return Entry(source, code, tuple(warnings))
+
+    def store(self, key: str, entry: Entry) -> None:
+        """Write *entry* under *key*, atomically; a cache that cannot be written is no error."""
+        path = self._path(key)
+        data = marshal.dumps((_MAGIC, key, entry.source, entry.warnings, entry.code))
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                os.replace(tmp, path)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.ntddc"
+
+
+@functools.lru_cache(maxsize=8)
+def _salt(assert_mode: str) -> str:
+    """What every entry of this process depends on besides its notebook."""
+    code = sorted(Path(__file__).parent.glob("*.py"))  # a changed checkout recompiles
+    stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code]
+    return "|".join(
+        [
+            _MAGIC,
+            __version__,
+            str(FORMAT),
+            render_fingerprint(module_templates()),
+            pytest.__version__,
+            assert_mode,
+            sys.implementation.cache_tag or "",
+            sys.version,
+            *stamps,
+        ]
+    )

@@ -1,0 +1,378 @@
+"""What ntdd does during a pytest session, as one registered plugin object."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import linecache
+import types
+from collections.abc import Generator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.format.locate import CellLocation
+from ntdd.format.module import parse_header
+from ntdd.model import Cell
+from ntdd.notebook import markers
+from ntdd.notebook.files import is_notebook_file
+from ntdd.plugin.collect import NotebookModule
+from ntdd.runtime import containment, timeout
+from ntdd.runtime.isolation import BASELINE, ProcessState
+from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
+from ntdd.runtime.settings import SETTINGS, Settings, counts_of
+from ntdd.runtime.timeout import Deadline
+
+_deadline_key = pytest.StashKey[Deadline]()
+_cell_key = pytest.StashKey["CellLocation | None"]()
+
+
+class NtddSession:
+    """Collects notebooks, points failures at cells, keeps notebooks together."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.deduplicated: list[tuple[Path, Path]] = []
+        self.unreadable = 0  # notebooks that failed to collect
+        self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
+        config.stash[SETTINGS] = settings
+
+    # -- collection ------------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collect_file(
+        self, file_path: Path, parent: pytest.Collector
+    ) -> Generator[None, list[Any], list[Any]]:
+        """Add ntdd's collector for a notebook beside other plugins' (nbval's).
+
+        The notebook is read here, once. When it cannot be read, only ntdd's
+        collection error is kept, so a broken file is one error, not one per
+        plugin.
+        """
+        others = yield
+        if not (self.settings.enabled and _notebook_file(file_path, parent)):
+            return others
+        ours = NotebookModule.from_parent(parent, path=file_path)
+        ours.load()
+        self.notebook_ids.add(ours.nodeid)
+        if ours.read_error is not None:
+            others = [c for c in others if type(c).__name__ != "IPyNbFile"]
+        return [ours, *_not_as_python(file_path, others)]
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """With --ntdd, an exported module whose notebook is collected is left out."""
+        if not self.settings.enabled or collection_path.suffix != ".py":
+            return None
+        notebook = _generated_from(collection_path)
+        if notebook is not None and self._collects(notebook):
+            self.deduplicated.append((collection_path, notebook))
+            return True
+        return None
+
+    def _collects(self, notebook: Path) -> bool:
+        roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
+        return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
+
+    def pytest_report_collectionfinish(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> list[str]:
+        """Say what ntdd decided: modules left out, each notebook's warnings, and
+        (with `-v`) the test parameters each notebook gets."""
+        lines = [
+            f"ntdd: {_relative(module, config)} not collected: "
+            f"its notebook {_relative(notebook, config)} is collected directly"
+            for module, notebook in self.deduplicated
+        ]
+        modules = {id(m): m for i in items if isinstance(m := i.parent, NotebookModule)}
+        for module in modules.values():
+            lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
+        if config.get_verbosity() > 0:
+            # The kernel extension's runtime has no parameters: it tests the live namespace.
+            runtimes = {id(r): r for i in items if isinstance(r := _runtime(i), NotebookRuntime)}
+            notes = (r.parameters_note(config) for r in runtimes.values())
+            lines += [f"ntdd: {note}" for note in notes if note]
+        return lines
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """Tests of a notebook run in notebook order, device by device, so that its
+        cells run once per device; with nbval beside it, nbval leaves the `# TEST`
+        cells to ntdd."""
+        items[:] = _in_notebook_order(items, self.settings.devices)
+        if not self.settings.enabled:
+            return  # without --ntdd nothing runs the `# TEST` cells but nbval
+        for item in items:
+            cell = getattr(item, "cell", None)
+            if type(item).__name__ == "IPyNbCell" and cell is not None:
+                source = cell.get("source", "")
+                tags = tuple(cell.get("metadata", {}).get("tags", ()))
+                if markers.is_test_cell(Cell(0, "code", source, None, tags)):
+                    item.add_marker(pytest.mark.skip(reason="run by ntdd"))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if self.settings.enabled and report.failed and report.nodeid in self.notebook_ids:
+            self.unreadable += 1
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
+        """A notebook that cannot be read is a collection error, but the others still run.
+
+        pytest interrupts a session that has collection errors; when every
+        error is an unreadable notebook, they are held back while the tests
+        run, and counted again afterwards so the exit status still says so.
+        """
+        held = self.unreadable if session.testsfailed == self.unreadable else 0
+        session.testsfailed -= held
+        try:
+            return (yield)
+        finally:
+            session.testsfailed += held
+
+    # -- running ---------------------------------------------------------
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Note the process as it starts: every notebook starts from this state."""
+        session.config.stash[BASELINE] = ProcessState.baseline()
+        containment.watch_ctrl_c()
+        timeout.install_wakeup()
+
+    def pytest_sessionfinish(self) -> None:
+        containment.unwatch_ctrl_c()
+        timeout.uninstall_wakeup()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
+        """An `async def` test of a notebook awaits on the notebook's event loop."""
+        module = _notebook_module(pyfuncitem)
+        function = pyfuncitem.obj
+        if module is None or not inspect.iscoroutinefunction(function):
+            return None
+        info = pyfuncitem._fixtureinfo  # the arguments pytest itself would pass
+        arguments = {name: pyfuncitem.funcargs[name] for name in info.argnames}
+        module.__ntdd__.run_coroutine(function, arguments)
+        return True
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        counts = counts_of(self.config)
+        if counts.replays:
+            terminalreporter.write_line(
+                f"ntdd: {counts.replays} test(s) ran out of notebook order; their notebook "
+                "was run again from its start for each"
+            )
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._contained(item):
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._contained(item):
+            return (yield)
+
+    @contextlib.contextmanager
+    def _contained(self, item: pytest.Item) -> Iterator[None]:
+        """A notebook test's phase, within its time budget, its damage kept in."""
+        __tracebackhide__ = True
+        if _notebook_module(item) is None:
+            yield
+            return
+        deadline = item.stash.get(_deadline_key, None)
+        seconds = self._timeout(item)
+        if deadline is None and seconds:
+            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid))
+        with containment.contained(item.nodeid), deadline.running() if deadline else _nothing():
+            yield
+
+    def _timeout(self, item: pytest.Item) -> float | None:
+        if _notebook_module(item) is None:
+            return None
+        mark = item.get_closest_marker("timeout")
+        if mark is not None and mark.args:
+            return float(mark.args[0])
+        return self.settings.timeout
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        where = _test_cell(item)
+        if where is not None and call.when == "setup":
+            item.user_properties.extend(
+                [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
+            )
+        if where is not None and call.excinfo is not None and call.when == "call":
+            _add_note(call.excinfo.value, item)
+        report = yield
+        if where is not None:
+            report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+        return report
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> Generator[None, Any, Any]:
+        result = yield
+        # Only the live `-v` line shows the description: the first ask for a
+        # report's status comes from it, the later ones from the summaries.
+        description = getattr(report, "ntdd_description", "")
+        if description:
+            report.ntdd_description = ""  # type: ignore[attr-defined]
+        if not (description and config.get_verbosity() > 0 and isinstance(result, tuple)):
+            return result
+        category, letter, word = result
+        if not word or (report.when != "call" and report.passed):
+            return result
+        if isinstance(word, tuple):
+            return category, letter, (f"{word[0]} - {description}", word[1])
+        return category, letter, f"{word} - {description}"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """Under `-n`, a notebook's tests go to one worker, so its setup runs once."""
+        if config.getvalue("dist") != "load":
+            return None
+        from ntdd.plugin.xdist import NotebookScheduling
+
+        return NotebookScheduling(config, log)
+
+
+_nothing = contextlib.nullcontext
+
+
+def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
+    """A `.ipynb` file, or a jupytext text notebook (see `files.is_notebook_file`)."""
+    return is_notebook_file(path, given=parent.session.isinitpath(path))
+
+
+def _not_as_python(path: Path, others: list[Any]) -> list[Any]:
+    """A text notebook named `test_*.py` is not also collected as a Python module."""
+    return (
+        [c for c in others if not isinstance(c, pytest.Module)] if path.suffix == ".py" else others
+    )
+
+
+def _relative(path: Path, config: pytest.Config) -> str:
+    try:
+        return path.resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _runtime(item: pytest.Item) -> Any:
+    module = _notebook_module(item)
+    return module.__ntdd__ if module is not None else None
+
+
+def _notebook_module(item: pytest.Item) -> Any:
+    module = getattr(item, "module", None)
+    return module if module is not None and hasattr(module, "__ntdd__") else None
+
+
+def _test_cell(item: pytest.Item) -> CellLocation | None:
+    """The cell a test came from, found once per test."""
+    if _cell_key in item.stash:
+        return item.stash[_cell_key]
+    module = _notebook_module(item)
+    function = getattr(item, "function", None)
+    code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+    where = None
+    if module is not None and code is not None:
+        runtime = module.__ntdd__
+        where = runtime.layout.locate(code.co_firstlineno, runtime.display_path)
+    item.stash[_cell_key] = where
+    return where
+
+
+def _add_note(error: BaseException, item: pytest.Item) -> None:
+    module = _notebook_module(item)
+    where = _failure_location(module, error.__traceback__) if module is not None else None
+    if where is None:
+        return
+    note = f"in notebook {where.describe()}"
+    notes = getattr(error, "__notes__", None)
+    if notes is None:
+        try:
+            error.__notes__ = notes = []  # type: ignore[attr-defined]
+        except AttributeError:
+            return
+    if note not in notes:
+        notes.append(note)
+
+
+def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocation | None:
+    """The deepest frame of *tb* that runs a line of one of *module*'s test cells."""
+    runtime = module.__ntdd__
+    found: CellLocation | None = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == runtime.filename:
+            found = runtime.layout.locate(tb.tb_lineno, runtime.display_path) or found
+        elif filename in runtime.cell_files:  # a test cell run as notebook code
+            index, cell_id = runtime.cell_files[filename]
+            text = linecache.getline(filename, tb.tb_lineno).strip()
+            found = CellLocation(runtime.display_path, index, cell_id, tb.tb_lineno, "", text)
+        tb = tb.tb_next
+    return found
+
+
+def _description(item: pytest.Item, where: CellLocation) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    if isinstance(doc, str) and doc.strip():
+        return doc.strip().splitlines()[0]
+    return where.title
+
+
+def _in_notebook_order(items: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:
+    """Within each generated module, tests in notebook order, device by device.
+
+    Other items, and the order of modules, are left as they are. A module's
+    lines are in notebook order, so a test's line gives its place.
+    """
+    out: list[pytest.Item] = []
+    block: list[pytest.Item] = []
+    current: Any = None
+    for item in [*items, None]:
+        module = _notebook_module(item) if item is not None else None
+        if module is not current or module is None:
+            out.extend(_sort_block(block, devices))
+            block = []
+            current = module
+        if item is None:
+            break
+        if module is None:
+            out.append(item)
+        else:
+            block.append(item)
+    return out
+
+
+def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:
+    if not block:
+        return block
+    available = next((i for i, d in enumerate(devices) if not device_unavailable(d)), 0)
+
+    def order(item: pytest.Item) -> tuple[int, int]:
+        callspec = getattr(item, "callspec", None)
+        device = callspec.params.get("device") if callspec is not None else None
+        rank = devices.index(device) if device in devices else available
+        function = getattr(item, "function", None)
+        code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+        return rank, code.co_firstlineno if code is not None else 0
+
+    return sorted(block, key=order)
+
+
+@functools.lru_cache(maxsize=4096)
+def _generated_from(path: Path) -> Path | None:
+    """The notebook a generated module names in its header, or None."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            head = f.read(1024)
+    except (OSError, UnicodeDecodeError):
+        return None
+    header = parse_header(head)
+    return (path.parent / header.source).resolve() if header is not None else None

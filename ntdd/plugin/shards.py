@@ -1,0 +1,235 @@
+"""`--ntdd-shard K/N` and `--ntdd-store-durations FILE`: one run split over machines.
+
+Two plugin objects, registered from `ntdd.plugin.pytest_configure` when their
+option is given; everything they need arrives through their constructors.
+
+Under pytest-xdist each worker collects and shards by itself. The partition
+depends only on the collected items and the durations file, so every worker
+(and every machine of a CI matrix) deselects the same items. Reports reach
+the controller, so durations are written there, and only there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.errors import ConfigError
+from ntdd.notebook.files import write_atomic
+from ntdd.plugin.balance import (
+    Shard,
+    Weights,
+    dump_durations,
+    load_durations,
+    parse_shard,
+    partition,
+    weigh,
+)
+
+# What a worker tells the xdist controller, in its `workeroutput`: the controller
+# collects nothing itself, yet reports on the shard and sets the exit status.
+_EMPTY = "ntdd_shard_empty"  # this shard got no unit, by design
+_PICKED = "ntdd_shard_picked"  # what it got, in words
+
+
+class ShardPlugin:
+    """Deselects every test outside this shard's units."""
+
+    def __init__(
+        self, config: pytest.Config, shard: Shard, durations: Path | None, source: str
+    ) -> None:
+        self.config = config
+        self.shard = shard
+        self.durations_path = durations
+        self.source = source  # how the durations file was named: an option or an ini key
+        self.recorded = self._load() if durations is not None else None
+        self.picked = ""  # what this shard got, in words, once collected
+        self.empty_by_design = False  # fewer units than shards left this one nothing
+
+    def _load(self) -> dict[str, float] | None:
+        assert self.durations_path is not None
+        if not self.durations_path.exists():
+            return None  # a first run, before any durations were recorded: say so, go on
+        return load_durations(self.durations_path, self.source)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        line = f"ntdd: shard {self.shard}"
+        if self.durations_path is None:
+            return [f"{line}, balanced by test count"]
+        shown = _shown(self.durations_path, config)
+        if self.recorded is not None:
+            return [f"{line}, balanced by the durations in {shown}"]
+        return [
+            f"{line}, balanced by test count",
+            f"ntdd: warning: {self.source}: {shown} not found; "
+            "record it with --ntdd-store-durations",
+        ]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        """Keep this shard's units; after -k and -m, so shards balance what is selected."""
+        units = _units(items, config.rootpath)
+        weights = weigh({unit: len(tests) for unit, tests in units.items()}, self.recorded)
+        mine = set(partition(weights.of, self.shard.count)[self.shard.index - 1])
+        keep = [item for unit, tests in units.items() if unit in mine for item in tests]
+        kept = set(map(id, keep))
+        if len(keep) < len(items):
+            config.hook.pytest_deselected(items=[i for i in items if id(i) not in kept])
+            items[:] = [item for item in items if id(item) in kept]
+        self.picked = self._describe(mine, weights, len(keep))
+        self.empty_by_design = bool(units) and not mine
+        workeroutput = getattr(config, "workeroutput", None)
+        if workeroutput is not None:
+            workeroutput.update({_EMPTY: self.empty_by_design, _PICKED: self.picked})
+
+    def _describe(self, mine: set[str], weights: Weights, tests: int) -> str:
+        """What this shard got, in words, and by what it was weighed."""
+        text = f"{len(mine)} of {len(weights.of)} notebooks and test files, {tests} tests"
+        if weights.by_durations:
+            share = sum(weights.of[unit] for unit in mine)
+            text += f" (about {share:.1f} s of {sum(weights.of.values()):.1f} s recorded)"
+        elif self.recorded is not None:
+            text += " (the durations file has none of them: balanced by test count)"
+        return text
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        """On the xdist controller: learn from the workers what the shard got."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.empty_by_design = self.empty_by_design or bool(output.get(_EMPTY))
+        self.picked = self.picked or str(output.get(_PICKED, ""))
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """A shard left empty because there are fewer units than shards has passed.
+
+        In a CI matrix this is the common case on a pull request that touches
+        one notebook; exit status 5 ("no tests collected") would fail the job.
+        """
+        if self.empty_by_design and exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+            session.exitstatus = pytest.ExitCode.OK
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.empty_by_design:
+            terminalreporter.write_line(
+                f"ntdd: shard {self.shard} has nothing to run: there are fewer "
+                "notebooks and test files than shards"
+            )
+        elif self.picked:
+            terminalreporter.write_line(f"ntdd: shard {self.shard}: {self.picked}")
+
+
+class DurationsRecorder:
+    """Sums each unit's setup, call and teardown seconds; writes them at the end."""
+
+    def __init__(self, config: pytest.Config, path: Path, where: str) -> None:
+        self.config = config
+        self.path = path
+        self.where = where
+        self.seconds: dict[str, float] = {}
+        if path.exists():
+            load_durations(path, where)  # refuse now, not after the run, to merge into junk
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """Name the unit on the report: under xdist it travels to the controller with it."""
+        report = yield
+        report.ntdd_unit = _unit(item.path, self.config.rootpath)  # type: ignore[attr-defined]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        unit = getattr(report, "ntdd_unit", None)
+        if unit is not None:
+            self.seconds[unit] = self.seconds.get(unit, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
+        """Merge into the file: units that ran replace their entries, the rest stay.
+
+        Only after a run that finished (passed or failed): an interrupted run's
+        partial times would unbalance the next shards.
+        """
+        if _is_worker(self.config) or not self.seconds:
+            return
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return
+        old = load_durations(self.path, self.where) if self.path.exists() else {}
+        write_atomic(self.path, dump_durations({**old, **self.seconds}))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.seconds and not _is_worker(self.config):
+            terminalreporter.write_line(
+                f"ntdd: durations of {len(self.seconds)} notebooks and test files "
+                f"recorded in {_shown(self.path, self.config)}"
+            )
+
+
+def shard_plugin(config: pytest.Config) -> ShardPlugin | None:
+    """The plugin for `--ntdd-shard`, or None without it; bad values are usage errors."""
+    raw = config.getoption("ntdd_shard")
+    if not raw:
+        return None
+    try:
+        shard = parse_shard(raw, "--ntdd-shard")
+        durations, source = _durations_option(config)
+        return ShardPlugin(config, shard, durations, source)
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+
+
+def durations_recorder(config: pytest.Config) -> DurationsRecorder | None:
+    raw = config.getoption("ntdd_store_durations")
+    if not raw:
+        return None
+    path = config.invocation_params.dir / raw
+    try:
+        return DurationsRecorder(config, path, "--ntdd-store-durations")
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+
+
+def _durations_option(config: pytest.Config) -> tuple[Path | None, str]:
+    """`--ntdd-durations` (relative to the working directory), else the ini key
+    (relative to the ini file)."""
+    raw = config.getoption("ntdd_durations")
+    if raw:
+        return config.invocation_params.dir / raw, "--ntdd-durations"
+    raw = config.getini("ntdd_durations")
+    if raw:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return base / raw, "ntdd_durations"
+    return None, ""
+
+
+def _units(items: list[pytest.Item], root: Path) -> dict[str, list[pytest.Item]]:
+    """Items by the file they come from, in collection order."""
+    units: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        units.setdefault(_unit(item.path, root), []).append(item)
+    return units
+
+
+def _unit(path: Path, root: Path) -> str:
+    """A file's name in durations files and partitions: relative to the rootdir, POSIX."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return Path(os.path.relpath(path, root)).as_posix()
+
+
+def _shown(path: Path, config: pytest.Config) -> str:
+    """*path* as the user would type it: relative to the working directory when inside."""
+    try:
+        return path.relative_to(config.invocation_params.dir).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")

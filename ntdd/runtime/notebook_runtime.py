@@ -1,0 +1,521 @@
+"""What a generated test module runs: the notebook, cell by cell, as a kernel would.
+
+A generated module *is* the notebook's namespace. Each test sees that
+namespace as Jupyter's *Run All* leaves it at the test's cell: every code
+cell above it has run, in order, and none below. The runtime keeps, for each
+device, a cursor at the last cell run:
+
+- a test at or below the cursor advances it, running the cells in between
+  (setup cells, and earlier test cells, whose tests run quietly);
+- a test above the cursor, or one run twice, replays the notebook from the
+  start: it never sees the wrong state.
+
+In pytest's order the cursor only advances, so setup runs once per notebook
+and device. Tests that use `device` run in the namespace of their device;
+the others run in the namespace of the first available device. Each
+namespace starts from the process state the session started with, and the
+process is put back when the notebook's last test has run.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import gc
+import inspect
+import sys
+import types
+from collections.abc import Callable, Iterator, MutableMapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.format.locate import ModuleLayout
+from ntdd.notebook.cell_code import DEVICE
+from ntdd.runtime import steps
+from ntdd.runtime.containment import ctrl_c_pressed
+from ntdd.runtime.isolation import (
+    BASELINE,
+    ProcessState,
+    forget,
+    modules_mark,
+    modules_since,
+    own_modules,
+)
+from ntdd.runtime.settings import counts_of, injection_of, settings_of
+from ntdd.runtime.shell import ShellFactory, display
+from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
+
+END = sys.maxsize  # the position of a test found in no cell: after every cell
+
+
+class SetupError(Exception):
+    """A setup cell raised: the tests below it error, with its traceback."""
+
+
+@dataclass
+class DeviceRun:
+    """One device's run of the notebook, as one kernel would hold it."""
+
+    device: str
+    cursor: float = -1  # position of the last cell run; -1 before the first
+    ran: set[str] = field(default_factory=set)  # tests run at the cursor's cell
+    failed: tuple[int, BaseException] | None = None  # a setup cell that raised
+    names: dict[str, Any] | None = None  # its namespace, while another run's is live
+    process: ProcessState | None = None  # its process state, while another run's is live
+    own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
+    loop: Any = None  # its asyncio event loop, once a cell awaits
+    cells_run: int = 0  # a kernel's execution count
+
+    def event_loop(self) -> Any:
+        if self.loop is None:
+            self.loop = steps.new_loop()
+        return self.loop
+
+
+class NotebookRuntime:
+    """Runs one notebook's cells in the namespace of its generated module."""
+
+    def __init__(self, namespace: dict[str, Any], notebook: str, uses_device: bool = False):
+        self.namespace = namespace
+        self.uses_device = uses_device
+        module_file = namespace.get("__file__") or "."
+        self.notebook = (Path(module_file).parent / notebook).resolve()
+        self.display_path = _relative_to_cwd(self.notebook)  # now: cells change the cwd
+        self.filename: str = namespace.get("__ntdd_filename__") or module_file
+        self._base = dict(namespace)  # the module before any cell: a fresh kernel
+        self._setup: list[SetupStep] = []
+        self._parameters: ParametersStep | None = None
+        self._layout: ModuleLayout | None = None
+        self._steps: list[Step] = []
+        self._pristine: dict[str, Any] = {}  # the module once imported
+        self._runs: dict[str, DeviceRun] = {}
+        self._active: DeviceRun | None = None
+        self._outside: ProcessState | None = None  # the process before the notebook ran
+        self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
+        self._compiled: dict[int, types.CodeType] = {}
+        self._last_failure = 0  # id of sys.last_value before its first test; not the value itself
+        self._config: pytest.Config | None = None
+        self._running = ""  # the cell running now, for messages
+        self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
+
+    def setup(
+        self,
+        index: int,
+        cell_id: str | None,
+        code: str,
+        assigns_device: bool = False,
+        expects_exception: bool = False,
+    ) -> None:
+        """Register a setup cell; it runs when the first test below it needs it."""
+        self._setup.append(SetupStep(index, cell_id, code, assigns_device, expects_exception))
+
+    def parameters(self, index: int, values: dict[str, Any], after: bool = True) -> None:
+        """Register test-only parameters, assigned after cell *index* (or before it)."""
+        self._parameters = ParametersStep(index, after, values)
+
+    def parameters_note(self, config: pytest.Config) -> str:
+        """Which parameters go in where, for `-v`; "" when none do."""
+        step = self._parameters_step(config)
+        if step is None or not step.values:
+            return ""
+        where = f"after cell {step.index}" if step.after else f"before cell {step.index}"
+        values = ", ".join(f"{name}={value!r}" for name, value in step.values.items())
+        return f"{self.display_path}: test parameters {values} ({where})"
+
+    @property
+    def layout(self) -> ModuleLayout:
+        """The module's test cells by line, read once."""
+        if self._layout is None:
+            self._layout = ModuleLayout.of(self.filename, self.namespace)
+        return self._layout
+
+    # -- devices ---------------------------------------------------------
+
+    def parametrize_devices(self, metafunc: pytest.Metafunc) -> None:
+        """Tests that use `device` run once per device of `--ntdd-devices`."""
+        if DEVICE in metafunc.fixturenames:
+            devices = settings_of(metafunc.config).devices
+            metafunc.parametrize(DEVICE, devices, indirect=True, scope="module")
+
+    def device(self, request: pytest.FixtureRequest) -> Any:
+        """The value a `device` test gets: a `torch.device`, or the name without torch."""
+        name = str(request.param)
+        reason = device_unavailable(name)
+        if reason:
+            pytest.skip(f"{name}: {reason}")
+        return device_value(name)
+
+    def needs(self, name: str) -> pytest.MarkDecorator:
+        """`@cuda` in a marker: skip the test, with the reason, where there is no CUDA."""
+        reason = device_unavailable(name)
+        return pytest.mark.skipif(bool(reason), reason=f"needs {name}: {reason}")
+
+    def broken(self, index: int, cell_id: str | None, problem: str) -> None:
+        """The body of a test cell that cannot run: fail, naming the cell and why."""
+        ident = f" (id {cell_id})" if cell_id else ""
+        pytest.fail(f"{self.display_path}: cell {index}{ident}: {problem}", pytrace=False)
+
+    # -- one test ----------------------------------------------------------
+
+    def test(self, request: pytest.FixtureRequest) -> Iterator[None]:
+        """Around each test: the notebook run up to the test's cell, for its device.
+
+        A generator for the module's autouse fixture (`yield from`), so that
+        no context-manager frames stand between a failure and its cell.
+        """
+        __tracebackhide__ = True
+        if self._config is None:  # the notebook's first test
+            self._last_failure = id(getattr(sys, "last_value", None))
+        self._config = request.config
+        device = self._device_of(request.node, request.config)
+        run = self._activate(device, request.config)
+        with self._as_main():
+            self._reach(run, self._position_of(request.node), request.node)
+            injection = injection_of(request.config)
+            if injection is not None:
+                injection.apply(self.namespace, device)
+            yield
+
+    def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
+        """The body of a test cell that runs as notebook code, not as a function."""
+        __tracebackhide__ = True
+        from ntdd.runtime.rewrite import compile_rewritten
+
+        filename = self.cell_filename(index, cell_id, "cell")
+        self.cell_files[filename] = (index, cell_id)
+        steps.remember_lines(code, filename)
+        compiled = compile_rewritten(code, filename, self._config, steps.TOP_LEVEL_AWAIT)
+        steps.execute(compiled, self.namespace, self._loop)
+
+    def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
+        """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
+        __tracebackhide__ = True
+        self._loop().run_until_complete(function(**arguments))
+
+    def release(self) -> None:
+        """The notebook's last test ran: free its state, put the process back.
+
+        A failure's traceback holds the frames of the test and of pytest's call
+        in a reference cycle, and with them the tensors the test made; only the
+        cyclic collector frees those, and it may not run for many notebooks. So
+        after a failure the collector runs here, once, while the reports, which
+        pytest has already written, keep the locals they show.
+        """
+        failed = self._failed_since_start()
+        if self._active is not None:
+            self._put_aside(self._active, keep=False)
+        for run in self._runs.values():
+            forget(run.own_modules)
+            steps.close_loop(run.loop)
+        if self._outside is not None:
+            self._outside.apply()
+        self.namespace.clear()
+        self.namespace.update(self._pristine or self._base)
+        self._runs.clear()
+        self._active = self._outside = self._config = None
+        if failed:
+            gc.collect()
+
+    def _failed_since_start(self) -> bool:
+        """Whether a test (pytest sets `sys.last_value`) or a cell of this notebook failed.
+
+        Only the exception's id is kept: holding the exception itself would keep
+        its traceback, and the previous notebook's frames, alive.
+        """
+        return id(getattr(sys, "last_value", None)) != self._last_failure or any(
+            run.failed is not None for run in self._runs.values()
+        )
+
+    # -- the cursor ------------------------------------------------------
+
+    def _reach(self, run: DeviceRun, position: int, item: pytest.Item) -> None:
+        """Bring *run* to the state a kernel has when it reaches *position*."""
+        __tracebackhide__ = True
+        if run.failed is not None and run.failed[0] < position:
+            raise self._failed_setup(run)
+        if position < run.cursor or (position == run.cursor and item.name in run.ran):
+            self._restart(run, item)
+        for step in [s for s in self._steps if run.cursor < s.position <= position]:
+            run.cursor, run.ran = step.position, set()
+            if isinstance(step, ParametersStep):
+                step.assign(self.namespace)
+                continue
+            run.cells_run += 1
+            if isinstance(step, SetupStep):
+                self._run_setup(run, step)
+            else:
+                self._run_test_cell(run, step, quietly=step.position < position)
+        run.ran.add(item.name)
+
+    def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
+        """Back to a fresh kernel for *run*: the notebook replays from its start."""
+        counts = counts_of(item.config)
+        counts.replays += 1
+        counts.replayed_tests.append(item.nodeid)
+        forget(run.own_modules)
+        run.own_modules.clear()
+        steps.close_loop(run.loop)
+        run.loop = None
+        self._fresh(run, item.config)
+
+    def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
+        __tracebackhide__ = True
+        self._running = self.cell_filename(step.index, step.id)
+        names = PinnedDevice(self.namespace, run.device) if step.assigns_device else None
+        try:
+            steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+        except BaseException as e:
+            if step.expects_exception and steps.is_cell_error(e):
+                print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
+                return
+            if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
+                raise
+            run.failed = (step.index, e)
+            raise SetupError(f"{self._running} raised {type(e).__name__}: {e}") from e
+        finally:
+            self._running = ""
+
+    def _run_test_cell(self, run: DeviceRun, step: TestStep, quietly: bool) -> None:
+        """A test cell reached: a cell of `def`s defines its names; one passed by runs."""
+        for name in step.names:
+            if name in self._pristine:
+                self.namespace[name] = self._pristine[name]
+        if quietly and not step.skipped:
+            steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
+
+    def _failed_setup(self, run: DeviceRun) -> SetupError:
+        assert run.failed is not None
+        index, error = run.failed
+        step = next(s for s in self._setup if s.index == index)
+        return SetupError(
+            f"setup failed for device {run.device!r}: {self.cell_filename(step.index, step.id)} "
+            f"raised {type(error).__name__}; its traceback is shown for the first test that "
+            "needed it"
+        )
+
+    def _compile(self, step: SetupStep) -> types.CodeType:
+        code = self._compiled.get(step.index)
+        if code is None:
+            code = steps.compile_cell(step.code, self.cell_filename(step.index, step.id))
+            self._compiled[step.index] = code
+        return code
+
+    def _loop(self) -> Any:
+        run = self._active
+        if run is None:
+            raise RuntimeError("no notebook run is active")
+        return run.event_loop()
+
+    # -- namespaces and process state ----------------------------------------
+
+    def _activate(self, device: str, config: pytest.Config) -> DeviceRun:
+        """Make *device*'s run the live one: its names in the module, its process state."""
+        run = self._runs.setdefault(device, DeviceRun(device))
+        if self._active is run:
+            return run
+        if self._outside is None:
+            self._start(config)
+        if self._active is not None:
+            self._put_aside(self._active)
+        if run.names is None:
+            self._fresh(run, config)
+        else:
+            self.namespace.clear()
+            self.namespace.update(run.names)
+            assert run.process is not None
+            run.process.apply()
+            sys.modules.update(run.own_modules)
+            run.names = run.process = None
+        self._modules_mark = modules_mark()
+        self._active = run
+        return run
+
+    def _start(self, config: pytest.Config) -> None:
+        """The notebook's first test: note the process as it is, and the module as imported."""
+        self._outside = ProcessState.capture()
+        if BASELINE not in config.stash:
+            config.stash[BASELINE] = ProcessState.baseline()
+        if not self._pristine:
+            self._pristine = dict(self.namespace)
+            test_steps = steps.test_steps(self.layout, self._pristine, self.filename)
+            cells: list[Step] = [*self._setup, *test_steps]
+            parameters = self._parameters_step(config, cells)
+            if parameters is not None:
+                cells.append(parameters)
+            self._steps = sorted(cells, key=lambda s: s.position)
+
+    def _parameters_step(
+        self, config: pytest.Config, cells: list[Step] | None = None
+    ) -> ParametersStep | None:
+        """The module's parameters with the run's on top (`--ntdd-param`, configuration).
+
+        A module with no place for them (no cell tagged `parameters`) gets the
+        run's before its first cell, as papermill injects them.
+        """
+        given = settings_of(config).parameters.for_notebook(self.notebook)
+        overrides = {name: ast.literal_eval(text) for name, text in given}
+        step = self._parameters
+        if step is None:
+            indices = [s.index for s in cells] if cells else [s.index for s in self._setup]
+            indices += [t.index for t in self.layout.tests] if cells is None else []
+            first = min(indices, default=None)
+            if not overrides or first is None:
+                return None
+            return ParametersStep(first, False, overrides)
+        return ParametersStep(step.index, step.after, {**step.values, **overrides})
+
+    def _fresh(self, run: DeviceRun, config: pytest.Config) -> None:
+        """*run* as a new kernel: no cell run, the process as the session started."""
+        ns = self.namespace
+        ns.clear()
+        ns.update(self._base)
+        ns["__ntdd__"] = self
+        ns["__name__"] = "__main__"  # as in a kernel
+        ns["get_ipython"] = ShellFactory(ns, self._where, lambda: run.cells_run)
+        ns["display"] = display
+        if self.uses_device:
+            ns[DEVICE] = device_value(run.device)
+        config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
+        self._modules_mark = modules_mark()
+        run.cursor, run.ran, run.cells_run = -1, set(), 0
+
+    def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
+        """Keep *run*'s names and process state aside (unless it is done with);
+        the modules the notebook imported from its folder leave `sys.modules`."""
+        new = modules_since(self._modules_mark)
+        if new:
+            run.own_modules.update(own_modules(self.notebook.parent, new))
+        if keep:
+            run.names = dict(self.namespace)
+            run.process = ProcessState.capture()
+        forget(run.own_modules)
+        self._active = None
+
+    @contextlib.contextmanager
+    def _as_main(self) -> Iterator[None]:
+        """`__main__` is the notebook while its cells run, as in a kernel (pickle needs it)."""
+        module = sys.modules.get(self._base.get("__name__", ""))
+        if module is None or module.__dict__ is not self.namespace:
+            yield
+            return
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = module
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+    # -- where tests sit ---------------------------------------------------
+
+    def _device_of(self, item: pytest.Item, config: pytest.Config) -> str:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and DEVICE in callspec.params:
+            return str(callspec.params[DEVICE])
+        devices = settings_of(config).devices
+        for name in devices:
+            if not device_unavailable(name):
+                return name
+        reasons = "; ".join(f"{d}: {device_unavailable(d)}" for d in devices)
+        pytest.skip(f"none of the devices is available ({reasons})")
+
+    def _position_of(self, item: pytest.Item) -> int:
+        """The index of the cell a test's function was written in."""
+        function = getattr(item, "function", None)
+        code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+        if code is None or code.co_filename != self.filename:
+            return END
+        test = self.layout.test_at(code.co_firstlineno)
+        return test.index if test is not None else END
+
+    def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
+        """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.
+
+        No angle brackets: pytest hides frames of files named `<...>`, and these
+        frames are the ones a reader needs to see.
+        """
+        ident = f", id {cell_id}" if cell_id else ""
+        return f"{self.display_path} ({kind} {index}{ident})"
+
+    def _where(self) -> str:
+        return self._running or self.display_path
+
+    def __repr__(self) -> str:
+        return f"<NotebookRuntime {self.display_path}>"
+
+
+class PinnedDevice(MutableMapping[str, Any]):
+    """Module-level names of a setup cell, with `device` pinned to the device under test.
+
+    The usual `device = torch.device("cuda" if ... else "cpu")` then builds the
+    model on the device the test runs for. Every other name goes straight to
+    the module's globals, so functions defined in the cell see them.
+    """
+
+    def __init__(self, namespace: dict[str, Any], device: str) -> None:
+        self._ns = namespace
+        self._device = device
+
+    def __getitem__(self, key: str) -> Any:
+        return self._ns[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self._ns[key] = pin_device(value, self._device) if key == DEVICE else value
+
+    def __delitem__(self, key: str) -> None:
+        del self._ns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ns)
+
+    def __len__(self) -> int:
+        return len(self._ns)
+
+
+def pin_device(value: Any, device: str) -> Any:
+    """*value* moved to *device* if it names a device (a string or `torch.device`)."""
+    if isinstance(value, str):
+        return device
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.device):
+        return torch.device(device)
+    return value
+
+
+def device_value(name: str) -> Any:
+    try:
+        import torch
+    except ImportError:
+        return name
+    return torch.device(name)
+
+
+def device_unavailable(name: str) -> str:
+    """Why device *name* cannot be used here, or "" when it can."""
+    if name == "cpu":
+        return ""
+    try:
+        import torch
+    except ImportError:
+        return "torch is not installed"
+    kind, _, number = name.partition(":")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            return "torch.cuda.is_available() is False"
+        if number and int(number) >= torch.cuda.device_count():
+            return f"there are {torch.cuda.device_count()} CUDA devices"
+        return ""
+    if kind == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        available = mps is not None and mps.is_available()
+        return "" if available else "torch.backends.mps.is_available() is False"
+    return f"ntdd does not run tests on {name!r}"
+
+
+def _relative_to_cwd(path: Path) -> str:
+    with contextlib.suppress(ValueError):
+        return str(path.relative_to(Path.cwd()))
+    return str(path)
