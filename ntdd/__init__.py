@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from ntdd._version import __version__
 
 if TYPE_CHECKING:
-    from ntdd.build.plan import make_plan
-    from ntdd.build.render import render_module
     from ntdd.errors import NtddError
     from ntdd.model import Notebook, Plan
     from ntdd.notebook.read import read_notebook
+    from ntdd.pipeline.plan import make_plan
+    from ntdd.pipeline.render import render_module
 
 __all__ = [
     "Notebook",
@@ -39,9 +39,9 @@ _LAZY = {
     "NtddError": "ntdd.errors",
     "Notebook": "ntdd.model",
     "Plan": "ntdd.model",
-    "make_plan": "ntdd.build.plan",
+    "make_plan": "ntdd.pipeline.plan",
     "read_notebook": "ntdd.notebook.read",
-    "render_module": "ntdd.build.render",
+    "render_module": "ntdd.pipeline.render",
 }
 
 

@@ -23,10 +23,10 @@ from typing import Any
 import nbformat
 import pytest
 
-from ntdd.build.plan import make_plan
 from ntdd.model import TestKind
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
+from ntdd.pipeline.plan import make_plan
 from ntdd.runtime.notebook_runtime import device_unavailable
 
 FAILED_LINE = "NTDD-ORACLE-FAILED "

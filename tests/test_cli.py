@@ -246,5 +246,5 @@ def test_an_unchanged_notebook_is_not_even_rendered_again(
     def fail(*args: object, **kwargs: object) -> str:
         raise AssertionError("rendered again")
 
-    monkeypatch.setattr("ntdd.build.render.render_module", fail)
+    monkeypatch.setattr("ntdd.pipeline.render.render_module", fail)
     assert main(["export", str(nb)]) == 0

@@ -13,9 +13,9 @@ import pytest
 from conftest import ROOT
 
 import ntdd
-from ntdd.build import templates
-from ntdd.build.templates import MODULE_TEMPLATE, template_dir
 from ntdd.format.module import render_fingerprint
+from ntdd.pipeline import templates
+from ntdd.pipeline.templates import MODULE_TEMPLATE, template_dir
 
 
 def test_version_comes_from_the_installed_metadata() -> None:
@@ -54,9 +54,9 @@ def test_the_plugin_console_script_and_exporter_are_registered() -> None:
 def test_rendering_never_imports_pytest_or_torch() -> None:
     sample = str(ROOT / "sample_notebooks" / "tiny_classifier.ipynb")
     code = (
-        "import sys; from ntdd.build.plan import make_plan;"
+        "import sys; from ntdd.pipeline.plan import make_plan;"
         "from ntdd.notebook.read import read_notebook;"
-        "from ntdd.build.render import render_module;"
+        "from ntdd.pipeline.render import render_module;"
         f"render_module(make_plan(read_notebook({sample!r})));"
         "print(sorted(m for m in ('pytest', 'torch', 'nbformat') if m in sys.modules))"
     )

@@ -11,13 +11,13 @@ import nbformat
 import pytest
 from conftest import ROOT, SAMPLES, code, make_notebook, write_notebook
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import pystr, render_module
 from ntdd.commands.cli import main
 from ntdd.errors import TemplateError
 from ntdd.format.module import FORMAT, parse_header, parse_regions, region_sha, without_version
 from ntdd.model import Notebook
 from ntdd.notebook.read import read_notebook
+from ntdd.pipeline.plan import make_plan
+from ntdd.pipeline.render import pystr, render_module
 
 
 def render(tmp_path: Path, cells: list[object]) -> str:
@@ -88,7 +88,7 @@ def test_the_header_records_source_version_and_hash(tmp_path: Path) -> None:
     text = render(tmp_path, ["x = 1", "# TEST\nassert x"])
     header = parse_header(text)
     assert header is not None
-    assert (header.source, header.version) == ("nb.ipynb", "TEST")
+    assert (header.notebook, header.version) == ("nb.ipynb", "TEST")
     assert header.content_hash.startswith("sha256:")
     assert "generated — edit the notebook or use `ntdd sync`" in text.splitlines()[0]
 

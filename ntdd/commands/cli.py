@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from ntdd._version import __version__
 from ntdd.errors import NtddError
 
 if TYPE_CHECKING:
@@ -39,10 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 class _Version(argparse.Action):
-    """`--version`, looked up only when asked: metadata lookups cost a start-up."""
+    """`--version`: ntdd's own, from `ntdd._version`."""
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        from ntdd import __version__
 
         print(f"ntdd {__version__}")
         parser.exit()
@@ -254,7 +254,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, debug: bool) -> int:
-    from ntdd import __version__
     from ntdd.commands.drift import compare, explain
 
     listed = failures = 0

@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import render_module
 from ntdd.commands.export import ensure_ours, read_existing
 from ntdd.errors import GeneratedModuleError
 from ntdd.format.module import (
@@ -30,8 +28,8 @@ from ntdd.format.module import (
     without_version,
 )
 from ntdd.model import Plan
-from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
+from ntdd.pipeline import build_module
 
 
 @dataclass(frozen=True)
@@ -113,8 +111,8 @@ def compare(
 ) -> Drift:
     """Compare *notebook* with its generated *module*; raises if the module is not ours."""
     values = parameters.for_notebook(notebook) if parameters is not None else ()
-    plan = make_plan(read_notebook(notebook), values)
-    expected = render_module(plan, module.parent, template)
+    plan, expected = build_module(notebook, values, module.parent, template)
+    assert expected is not None
     text = read_existing(module)
     if text is None:
         return Drift(notebook, module, plan, expected, None)

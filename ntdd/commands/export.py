@@ -6,8 +6,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.build.plan import content_hash, make_plan
-from ntdd.build.templates import module_templates
 from ntdd.errors import ForeignFileError, ModuleEditedError
 from ntdd.format.module import (
     intact,
@@ -19,9 +17,12 @@ from ntdd.format.module import (
 )
 from ntdd.format.paths import module_path
 from ntdd.model import Notebook
-from ntdd.notebook.files import line_ending, source_path, write_atomic
+from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
+from ntdd.pipeline import build_module
+from ntdd.pipeline.plan import content_hash
+from ntdd.pipeline.templates import module_templates
 
 
 @dataclass(frozen=True)
@@ -54,12 +55,9 @@ def export_notebook(
     values = parameters.for_notebook(notebook) if parameters is not None else ()
     if not values and existing is not None and _up_to_date(existing, read, target, template):
         return Exported(notebook, target, "unchanged", test_definitions(existing))
-    plan = make_plan(read, values)
-    if not plan.tests:
+    plan, text = build_module(read, values, target.parent, template, render_empty=False)
+    if text is None:
         return Exported(notebook, target, "no tests", 0, plan.warnings)
-    from ntdd.build.render import render_module  # Jinja is only needed to render
-
-    text = render_module(plan, target.parent, template)
     if existing is not None and without_version(existing) == without_version(text):
         return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
     if existing is not None and not force:
@@ -81,7 +79,7 @@ def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | No
         header is not None
         and header.content_hash == content_hash(notebook.cells)
         and header.render == render_fingerprint(module_templates(template))
-        and header.source == source_path(notebook.path, target.parent)
+        and header.notebook == relative_notebook_path(notebook.path, target.parent)
         and intact(text, header)
     )
 
@@ -92,10 +90,10 @@ def ensure_ours(target: Path, text: str, notebook: Path) -> None:
     if header is None:
         what = "has a broken ntdd header" if is_generated(text) else "was not written by ntdd"
         raise ForeignFileError(f"{target}: {what}; not overwriting it (use --force)")
-    recorded = (target.parent / header.source).resolve()
+    recorded = (target.parent / header.notebook).resolve()
     if recorded != notebook.resolve():
         raise ForeignFileError(
-            f"{target}: was generated from {header.source}, not {notebook}; "
+            f"{target}: was generated from {header.notebook}, not {notebook}; "
             "not overwriting it (export to another folder with -o, or use --force)"
         )
 

@@ -16,13 +16,12 @@ from typing import Any
 from nbconvert.exporters import Exporter
 from nbconvert.utils.exceptions import ConversionException
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import render_module
 from ntdd.commands.export import ensure_ours, ensure_unedited, read_existing
 from ntdd.errors import NtddError
 from ntdd.format.paths import module_name
 from ntdd.model import Plan
 from ntdd.notebook.read import parse_notebook
+from ntdd.pipeline import build_module
 
 
 class NtddExporter(Exporter):
@@ -60,10 +59,11 @@ class NtddExporter(Exporter):
 
     def _render(self, nb: Any, notebook: Path, target: Path) -> tuple[Plan, str]:
         """The module for *notebook*, if export would write it to *target*."""
-        plan = make_plan(parse_notebook(nb, notebook))
-        if not plan.tests:
+        plan, text = build_module(
+            parse_notebook(nb, notebook), module_dir=target.parent, render_empty=False
+        )
+        if text is None:
             raise NtddError(f"{notebook}: no test cells; nothing to export")
-        text = render_module(plan, module_dir=target.parent)
         existing = read_existing(target)
         if existing is not None and existing != text:
             ensure_ours(target, existing, notebook)

@@ -16,8 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import render_module
 from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
 from ntdd.errors import NtddError
 from ntdd.format.module import parse_regions, read_region
@@ -27,6 +25,7 @@ from ntdd.notebook.files import line_ending, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
+from ntdd.pipeline import build_module
 
 PREFER = ("notebook", "module")
 
@@ -206,8 +205,8 @@ def _verified(
     )
     values = parameters.for_notebook(drift.notebook) if parameters is not None else ()
     edited = Notebook(notebook.path, cells, notebook.nbformat, notebook.nbformat_minor)
-    plan = make_plan(edited, values)
-    text = render_module(plan, drift.module.parent, template)
+    text = build_module(edited, values, drift.module.parent, template).text
+    assert text is not None
     rendered = {r.index: r for r in parse_regions(text) if r.kind == "test"}
     for state in drift.edited:
         assert state.fresh is not None

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import jinja2
 
-from ntdd.build.templates import template_dir
 from ntdd.commands.survey import REQUIREMENTS, Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
+from ntdd.pipeline.templates import template_dir
 
 WORKFLOW_TEMPLATE = "workflow.yml.j2"
 DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed

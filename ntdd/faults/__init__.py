@@ -14,7 +14,7 @@
 
 Only `runs`, `forked` and `command` import pytest.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.build,
+May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, ntdd.torch, pytest.
 """
 

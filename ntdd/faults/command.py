@@ -23,6 +23,8 @@ from ntdd.faults.results import (
     Outcomes,
     Summary,
 )
+from ntdd.notebook.read import read_notebook
+from ntdd.pipeline.plan import make_plan
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,6 @@ def run_faults(
 
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
-    from ntdd.build.plan import make_plan
-    from ntdd.notebook.read import read_notebook
 
     try:
         tests = make_plan(read_notebook(notebook)).tests

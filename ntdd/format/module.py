@@ -32,8 +32,7 @@ from pathlib import Path
 
 from ntdd.errors import NtddError
 from ntdd.model import Mark
-from ntdd.notebook import cell_code as source
-from ntdd.notebook import markers
+from ntdd.notebook import cell_code, markers
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
@@ -70,7 +69,7 @@ _DEF = re.compile(r"(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 class Header:
     """What a generated module records about its origin."""
 
-    source: str  # the notebook, relative to the module's folder
+    notebook: str  # the notebook, relative to the module's folder (`# ntdd-source:`)
     version: str
     content_hash: str
     frame: str = ""  # hash of everything outside the test regions
@@ -82,7 +81,7 @@ def header_text(header: Header) -> str:
     return "\n".join(
         [
             HEADER_FIRST_LINE,
-            f"# ntdd-source: {_quoted(header.source)}",
+            f"# ntdd-source: {_quoted(header.notebook)}",
             f"{VERSION_FIELD}{header.version}",
             f"# ntdd-hash: {header.content_hash}",
             f"# ntdd-render: {header.render}",
@@ -329,18 +328,18 @@ def wrapped_body(code: str, assigned: tuple[str, ...], global_after: int, empty:
     The declaration goes first, or after the cell's docstring, which must stay
     the function's first statement. A cell of comments only gets a `pass`.
     """
-    prefix = source.indent_prefix(code)
+    prefix = cell_code.indent_prefix(code)
     if assigned:
         lines = code.split("\n")
         lines.insert(global_after, f"global {', '.join(assigned)}  {GLOBAL_NOTE}")
         code = "\n".join(lines)
-    body = source.indent(code, prefix)
+    body = cell_code.indent(code, prefix)
     return body + f"\n{prefix}{EMPTY_BODY}" if empty else body
 
 
 def cell_code_note(code: str, reason: str) -> str:
     """The first line of a test that runs its cell as notebook code, saying why."""
-    return f"{source.indent_prefix(code)}{CELL_CODE_NOTE}: {reason} cannot be in a function"
+    return f"{cell_code.indent_prefix(code)}{CELL_CODE_NOTE}: {reason} cannot be in a function"
 
 
 def marks_tail(names: tuple[str, ...], marks: list[str], device_users: list[str]) -> list[str]:
@@ -394,7 +393,7 @@ def _wrapped_region(lines: list[str]) -> CellEdit:
         return CellEdit(_cell_code(body_lines), marks, "cell")
     body_lines = [line for line in body_lines if not line.rstrip().endswith(GLOBAL_NOTE)]
     prefix = "\t" if body_lines and body_lines[0].startswith("\t") else "    "
-    body = source.dedent("\n".join(body_lines), prefix)
+    body = cell_code.dedent("\n".join(body_lines), prefix)
     body = "\n".join(line for line in body.split("\n") if line.strip() != EMPTY_BODY)
     return CellEdit(body.rstrip(), marks, "statements")
 
@@ -415,7 +414,7 @@ def _cell_code(body_lines: list[str]) -> str:
 
 def _split_body(lines: list[str]) -> tuple[list[str], str]:
     """The function body, and any code after it at column 0."""
-    inside = source.continuation_lines("\n".join(lines))
+    inside = cell_code.continuation_lines("\n".join(lines))
     for n, line in enumerate(lines, 1):
         if line.strip() and not line[0].isspace() and n not in inside:
             return lines[: n - 1], "\n".join(lines[n - 1 :])

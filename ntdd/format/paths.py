@@ -114,7 +114,7 @@ def notebook_of(module: Path, text: str) -> Path:
 
 
 def checked_source(module: Path, header: Header) -> Path:
-    source = header.source
+    source = header.notebook
     if Path(source).is_absolute() or Path(source).drive:
         raise ForeignFileError(
             f"{module}: its header names {source!r}, an absolute path; ntdd writes relative ones"

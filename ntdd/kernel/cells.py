@@ -20,12 +20,11 @@ from typing import Any
 
 import pytest
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import render_module
 from ntdd.format import module as fmt
 from ntdd.format.names import NameRegistry
 from ntdd.kernel.runtime import CellScope, KernelRuntime
 from ntdd.model import Cell, Notebook, TestCell
+from ntdd.pipeline import build_module
 
 
 @dataclass(frozen=True)
@@ -49,8 +48,8 @@ class Rendered:
 def render_cell(source: str, index: int, cell_id: str | None, notebook: str) -> Rendered:
     """The test region `ntdd export` would write for a notebook of this one cell."""
     cell = Cell(index, "code", source, cell_id)
-    plan = make_plan(Notebook(Path(notebook), (cell,)))
-    text = render_module(plan)
+    plan, text = build_module(Notebook(Path(notebook), (cell,)))
+    assert text is not None
     (region,) = [r for r in fmt.parse_regions(text) if r.kind == "test"]
     marker = text.split("\n")[region.marker_line - 1]
     return Rendered(plan.tests[0], marker, region.text)

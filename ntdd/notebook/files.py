@@ -144,6 +144,6 @@ def _default_mode() -> int:
     return 0o666 & ~umask
 
 
-def source_path(notebook: Path, module_dir: Path) -> str:
+def relative_notebook_path(notebook: Path, module_dir: Path) -> str:
     """How a module in *module_dir* names its notebook: a relative POSIX path."""
     return Path(os.path.relpath(os.path.abspath(notebook), os.path.abspath(module_dir))).as_posix()

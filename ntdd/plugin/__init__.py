@@ -11,8 +11,9 @@ dormant: the rest loads only when a module ntdd generated is collected.
 The package holds the session, the notebook collector and its module cache,
 xdist scheduling, sharding and the run summary.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.build,
-ntdd.runtime, pytest. Never ntdd.commands.
+May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
+ntdd.runtime, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
+ntdd.commands.
 """
 
 from __future__ import annotations

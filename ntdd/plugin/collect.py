@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from ntdd.build.plan import make_plan
-from ntdd.build.render import render_module
 from ntdd.errors import NtddError
 from ntdd.format.paths import module_path
 from ntdd.notebook.cell_code import source_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
+from ntdd.pipeline import build_module
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
@@ -62,8 +61,8 @@ class NotebookModule(pytest.Module):
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        plan = make_plan(notebook_of_bytes(data, path), parameters)
-        source = render_module(plan, in_memory=True)
+        plan, source = build_module(notebook_of_bytes(data, path), parameters, in_memory=True)
+        assert source is not None
         code = compile_rewritten(source, self._filename(), self.config)
         return Entry(source, code, plan.warnings)
 

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from ntdd import __version__
-from ntdd.build.templates import module_templates
+from ntdd._version import __version__
 from ntdd.format.module import FORMAT, render_fingerprint
+from ntdd.pipeline.templates import module_templates
 
 _MAGIC = "ntdd-module-1"
 

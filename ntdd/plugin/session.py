@@ -375,4 +375,4 @@ def _generated_from(path: Path) -> Path | None:
     except (OSError, UnicodeDecodeError):
         return None
     header = parse_header(head)
-    return (path.parent / header.source).resolve() if header is not None else None
+    return (path.parent / header.notebook).resolve() if header is not None else None

@@ -11,11 +11,8 @@ import hashlib
 import json
 from collections.abc import Iterable
 
-from ntdd.notebook import markers
-
 from ntdd.format import names
-
-from ntdd.notebook import cell_code as source
+from ntdd.format.module import wrapped_body
 from ntdd.model import (
     Cell,
     Notebook,
@@ -26,9 +23,9 @@ from ntdd.model import (
     TestCell,
     TestKind,
 )
-from ntdd.format.module import wrapped_body
-from ntdd.parameters import TAG as PARAMETERS_TAG
+from ntdd.notebook import cell_code, markers
 from ntdd.notebook.magics import unsupported
+from ntdd.parameters import TAG as PARAMETERS_TAG
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
@@ -100,17 +97,17 @@ def _setup_cell(
     """A setup cell, parsed once: what it binds goes into *setup_names*."""
     where = f"{notebook.path}: {cell.label}"
     try:
-        python = source.to_python(cell.source)
+        python = cell_code.to_python(cell.source)
     except SyntaxError as e:
         warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
-        return SetupCell(cell, source.normalize_newlines(cell.source))
+        return SetupCell(cell, cell_code.normalize_newlines(cell.source))
     warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
-    bound = source.bound_names(python.tree)
+    bound = cell_code.bound_names(python.tree)
     setup_names.update(bound)
     return SetupCell(
         cell,
-        source.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
-        assigns_device=source.DEVICE in bound,
+        cell_code.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
+        assigns_device=cell_code.DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
     )
 
@@ -128,26 +125,26 @@ def _test_cell(
     except markers.MarkerError as e:
         return _broken(cell, registry, "", f"bad marker: {e}", warnings, where)
     try:
-        python = source.to_python(cell.source)
+        python = cell_code.to_python(cell.source)
     except SyntaxError as e:
         return _broken(cell, registry, marker.title, _describe(e), warnings, where)
     warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
     try:
-        is_async = source.as_cell(python.tree)
+        is_async = cell_code.as_cell(python.tree)
     except SyntaxError as error:
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
-    if source.test_functions(python.tree) or source.has_test_classes(python.tree):
+    if cell_code.test_functions(python.tree) or cell_code.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
-    reason = source.module_only(python.tree)
-    assigned = () if reason else tuple(source.bound_names(python.tree))
-    global_after = source.docstring_end(python.tree)
+    reason = cell_code.module_only(python.tree)
+    assigned = () if reason else tuple(cell_code.bound_names(python.tree))
+    global_after = cell_code.docstring_end(python.tree)
     empty = not python.tree.body
     if not reason and (
         problem := _as_function(python.code, assigned, global_after, is_async, empty)
     ):
         return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
-    uses = frozenset({name}) if source.uses_name(python.tree, source.DEVICE) else frozenset()
+    uses = frozenset({name}) if cell_code.uses_name(python.tree, cell_code.DEVICE) else frozenset()
     return TestCell(
         cell,
         TestKind.CELL if reason else TestKind.STATEMENTS,
@@ -170,7 +167,7 @@ def _as_function(
     """Why the wrapping function the module will hold does not compile; None if it does."""
     body = wrapped_body(code, assigned, global_after, empty)
     header = "async def _ntdd_cell():" if is_async else "def _ntdd_cell():"
-    error = source.compiles(f"{header}\n{body}\n")
+    error = cell_code.compiles(f"{header}\n{body}\n")
     if error is None:
         return None
     line = f" at line {error.lineno - 2}" if error.lineno and error.lineno > 2 else ""
@@ -185,21 +182,21 @@ def _describe(error: SyntaxError) -> str:
 
 def _functions_cell(
     cell: Cell,
-    python: source.Python,
+    python: cell_code.Python,
     marker: markers.TestMarker,
     registry: names.NameRegistry,
     setup_names: set[str],
     warnings: list[str],
     where: str,
 ) -> TestCell:
-    problem = source.module_level_problem(python.tree)
-    if problem is None and (error := source.compiles(python.code)) is not None:
+    problem = cell_code.module_level_problem(python.tree)
+    if problem is None and (error := cell_code.compiles(python.code)) is not None:
         at = f"line {error.lineno}: " if error.lineno else ""
         problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
     if problem:
         return _broken(cell, registry, marker.title, problem, warnings, where)
     early = [
-        (n, line) for n, line in source.import_time_free_names(python.tree) if n in setup_names
+        (n, line) for n, line in cell_code.import_time_free_names(python.tree) if n in setup_names
     ]
     if early:
         name, line = early[0]
@@ -223,9 +220,9 @@ def _functions_cell(
         emitted.append(name)
         if name != node.name:
             renames.append((node.name, name))
-        if source.uses_name(node, source.DEVICE):
+        if cell_code.uses_name(node, cell_code.DEVICE):
             uses.add(name)
-        if source.takes_argument(node, source.DEVICE):
+        if cell_code.takes_argument(node, cell_code.DEVICE):
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
     return TestCell(
@@ -254,7 +251,7 @@ def _broken(
     return TestCell(
         cell,
         TestKind.BROKEN,
-        source.normalize_newlines(cell.source),
+        cell_code.normalize_newlines(cell.source),
         (name,),
         (),
         title,

@@ -14,14 +14,13 @@ from typing import Any
 
 import jinja2
 
-from ntdd.notebook import markers
-
-from ntdd.notebook import cell_code as source
-from ntdd.format import module as fmt
+from ntdd._version import __version__
 from ntdd.errors import TemplateError
-from ntdd.notebook.files import source_path
+from ntdd.format import module as fmt
 from ntdd.model import ParametersCell, Plan, TestCell, TestKind
-from ntdd.build.templates import MODULE_TEMPLATE, module_templates, template_dir
+from ntdd.notebook import cell_code, markers
+from ntdd.notebook.files import relative_notebook_path
+from ntdd.pipeline.templates import MODULE_TEMPLATE, module_templates, template_dir
 
 
 def render_module(
@@ -41,7 +40,6 @@ def render_module(
     once to prove the template; an *in_memory* module, which pytest compiles
     right away, gets neither.
     """
-    from ntdd import __version__
 
     folder = module_dir if module_dir is not None else plan.notebook.path.parent
     name = template.name if template else MODULE_TEMPLATE
@@ -102,7 +100,7 @@ def docstring_text(value: str) -> str:
 
 def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) -> dict[str, Any]:
     nb = plan.notebook.path
-    relpath = source_path(nb, module_dir)
+    relpath = relative_notebook_path(nb, module_dir)
     fingerprint = fmt.render_fingerprint(module_templates(template))
     header = fmt.Header(relpath, version, plan.content_hash, render=fingerprint)
     return {
@@ -201,7 +199,7 @@ def _check(text: str, template: str, plan: Plan, compiled: bool) -> None:
         )
     try:
         if not compiled:
-            with source.quiet_syntax_warnings():
+            with cell_code.quiet_syntax_warnings():
                 compile(text, f"<ntdd module for {plan.notebook.path}>", "exec", dont_inherit=True)
     except SyntaxError as e:
         raise TemplateError(

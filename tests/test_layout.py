@@ -1,0 +1,172 @@
+"""The package's folders are its architecture: each imports only what its docstring allows.
+
+Every subpackage's docstring says "May import: …"; these tests read that
+sentence and hold each module of the package to it, so the rules live in one
+place and a newcomer reads them where the code is.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "ntdd"
+# The values and settings every stage shares: they import only each other.
+SHARED = frozenset({"_version", "errors", "model", "parameters", "config", "defaults"})
+# The stages below the pytest side: pure functions of a notebook's text.
+BELOW_RENDER = ("notebook", "format", "pipeline", *sorted(SHARED))
+
+
+def units() -> list[str]:
+    """ntdd's top-level parts: subpackages and modules, by name."""
+    return sorted(
+        p.stem if p.is_file() else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" or (p / "__init__.py").is_file()) and p.name != "__pycache__"
+    )
+
+
+def modules(unit: str) -> list[Path]:
+    folder = PACKAGE / unit
+    return sorted(folder.rglob("*.py")) if folder.is_dir() else [PACKAGE / f"{unit}.py"]
+
+
+def imports(path: Path, module_level_only: bool = False) -> Iterator[str]:
+    """The dotted names *path* imports, anywhere (or only at module level, outside
+    `if TYPE_CHECKING:`)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = _module_level(tree.body) if module_level_only else ast.walk(tree)
+    for node in nodes:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "ntdd":  # `from ntdd import x`: x is a module or a name
+                yield from (f"ntdd.{alias.name}" for alias in node.names)
+            else:
+                yield node.module
+
+
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for node in body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        if isinstance(node, (ast.If, ast.Try)):
+            yield from _module_level(node.body)
+            yield from _module_level(getattr(node, "orelse", []))
+            for handler in getattr(node, "handlers", []):
+                yield from _module_level(handler.body)
+        else:
+            yield node
+
+
+def docstring(unit: str) -> str:
+    path = PACKAGE / unit / "__init__.py" if (PACKAGE / unit).is_dir() else PACKAGE / f"{unit}.py"
+    return ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+
+
+def allowed(unit: str) -> set[str]:
+    """The ntdd units *unit* may import, read from its docstring's "May import:" sentence."""
+    if unit in SHARED:
+        return set(SHARED)
+    found = re.search(r"May import:(.*?)\.(?:\s|$)", docstring(unit), re.DOTALL)
+    assert found, f"ntdd.{unit}'s docstring does not say what it may import"
+    sentence = found.group(1)
+    names = set(re.findall(r"\bntdd\.([a-z_]+)", sentence))
+    if "the shared modules" in sentence:
+        names |= SHARED
+    return names | {unit}
+
+
+LAYERED = [u for u in units() if u not in SHARED and u not in ("__init__", "__main__")]
+
+
+def test_every_part_of_the_package_is_accounted_for() -> None:
+    assert set(LAYERED) == {
+        "notebook",
+        "format",
+        "pipeline",
+        "runtime",
+        "plugin",
+        "commands",
+        "kernel",
+        "faults",
+        "torch",
+    }
+
+
+@pytest.mark.parametrize("unit", LAYERED)
+def test_a_package_imports_only_what_its_docstring_allows(unit: str) -> None:
+    may = allowed(unit)
+    wrong = {
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in modules(unit)
+        for name in imports(path)
+        if name.startswith("ntdd.") and name.split(".")[1] not in may
+    }
+    assert not wrong, f"ntdd.{unit} may import only {sorted(may)}"
+
+
+@pytest.mark.parametrize("unit", sorted(SHARED))
+def test_the_shared_modules_import_only_each_other(unit: str) -> None:
+    ours = {
+        name.split(".")[1] for name in imports(PACKAGE / f"{unit}.py") if name.startswith("ntdd.")
+    }
+    assert ours <= SHARED
+
+
+def test_the_package_root_imports_only_the_version_up_front() -> None:
+    """Everything else it offers loads on first use: a generated module imports
+    `ntdd.runtime`, and should not pay for Jinja or nbformat."""
+    ours = {n for n in imports(PACKAGE / "__init__.py", module_level_only=True) if "ntdd" in n}
+    assert ours == {"ntdd._version"}
+
+
+@pytest.mark.parametrize("unit", BELOW_RENDER)
+def test_nothing_below_render_imports_pytest(unit: str) -> None:
+    found = {
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in modules(unit)
+        for name in imports(path)
+        if name.split(".")[0] in ("pytest", "_pytest")
+    }
+    assert not found
+
+
+def test_the_pytest_side_does_not_know_the_commands() -> None:
+    assert "commands" not in allowed("plugin")
+    assert "plugin" not in allowed("commands")
+
+
+def test_torch_is_an_optional_leaf() -> None:
+    """No module imports torch when it is imported; ntdd.torch imports nothing of ntdd."""
+    eager = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for name in imports(path, module_level_only=True)
+        if name.split(".")[0] == "torch"
+    }
+    assert not eager
+    assert not [n for n in imports(PACKAGE / "torch.py") if n.startswith("ntdd")]
+    users = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        for name in imports(path)
+        if name == "ntdd.torch"
+    }
+    assert all(u.startswith(("faults/", "plugin/")) for u in users), users
+
+
+def test_no_import_runs_back_up_to_the_package_root() -> None:
+    """`from ntdd import __version__` inside ntdd loops back through the root."""
+    back = {
+        str(path.relative_to(PACKAGE))
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "__init__.py" or path.parent != PACKAGE
+        for name in imports(path)
+        if name == "ntdd.__version__" or name == "ntdd"
+    }
+    assert not back
