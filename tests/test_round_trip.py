@@ -188,7 +188,7 @@ def test_output_folders_mirror_the_notebook_tree(tmp_path: Path) -> None:
     for week in ("week1", "week2"):
         module = out / week / "test_lab.py"
         header = parse_header(module.read_text())
-        assert header is not None and header.source == f"../../course/{week}/lab.ipynb"
+        assert header is not None and header.notebook == f"../../course/{week}/lab.ipynb"
     assert main(["export", "--check", str(course), "-o", str(out)]) == 0
     assert main(["sync", str(course), "-o", str(out)]) == 0
 
@@ -224,7 +224,7 @@ def test_a_newline_in_a_notebook_name_is_escaped_in_the_header(pytester: pytest.
     assert main(["export", str(nb)]) == 0
     module = next(pytester.path.glob("test_*.py"))
     header = parse_header(module.read_text())
-    assert header is not None and header.source == nb.name
+    assert header is not None and header.notebook == nb.name
     pytester.runpytest("-p", "no:cacheprovider", str(module)).assert_outcomes(passed=2)
 
 
