@@ -284,11 +284,9 @@ def heavy(ctx: Context) -> Section:
     notebook = workloads.heavy_notebook(ctx.scratch / "heavy")
     figures, section = _against_peers(ctx, "heavy", notebook.parent, [notebook])
     section.title = "Heavy notebook (tiny_classifier.ipynb alone)"
-    gap = paired(lambda a, b: a - b, figures["nbval"], figures["ntdd"])
-    section.notes.append(
-        f"`--nbval-lax` takes {gap.describe(s)} more than `--ntdd` here (paired), about what "
-        "it costs per notebook on the corpus: the kernel. The notebook's own work is the rest."
-    )
+    for name in ("nbval", "nbmake"):
+        gap = paired(lambda a, b: a - b, figures[name], figures["ntdd"])
+        section.notes.append(f"{PEER_TOOLS[name]} minus `--ntdd`, paired: {gap.describe(s)}.")
     return section
 
 
