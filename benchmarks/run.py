@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,7 +98,7 @@ class Context:
     rounds: int | None  # --rounds: every workload's rounds, overriding its sizes
 
     def compare(
-        self, workload: str, measures: dict[str, Callable[[], float]], rounds: int
+        self, workload: str, measures: Mapping[str, Callable[[], float]], rounds: int
     ) -> dict[str, Figure]:
         """Run *measures* interleaved, telling stderr how far it got."""
         rounds = self.rounds or rounds
@@ -162,20 +162,26 @@ def run(cmd: Sequence[str], cwd: Path, cpu: list[float] | None = None) -> float:
     return elapsed
 
 
-def timed(
-    cmd: Sequence[str],
-    cwd: Path,
-    before: Callable[[], None] | None = None,
-    cpu: list[float] | None = None,
-) -> Callable[[], float]:
-    """A measure for `interleaved`: *before* (untimed), then *cmd*'s wall time."""
+class Timed:
+    """A measure for `interleaved`: *before* (untimed), then *cmd*'s wall time.
 
-    def measure() -> float:
-        if before is not None:
-            before()
-        return run(cmd, cwd, cpu)
+    Each run's CPU time is kept too (`cpu`), warm-up included.
+    """
 
-    return measure
+    def __init__(
+        self, cmd: Sequence[str], cwd: Path, before: Callable[[], None] | None = None
+    ) -> None:
+        self.cmd, self.cwd, self.before = cmd, cwd, before
+        self.cpu: list[float] = []
+
+    def __call__(self) -> float:
+        if self.before is not None:
+            self.before()
+        return run(self.cmd, self.cwd, self.cpu)
+
+    def cpu_figure(self, wall: Figure) -> Figure:
+        """The CPU times of the runs *wall* kept (the warm-up's left out)."""
+        return Figure(tuple(self.cpu[len(self.cpu) - len(wall.samples) :]))
 
 
 def peak_rss(cmd: Sequence[str], cwd: Path) -> Callable[[], float]:
@@ -227,10 +233,10 @@ def _against_peers(
     """ntdd, nbval, nbmake and the floor on the same notebooks, turn about."""
     names = [p.name for p in notebooks]
     measures = {
-        "floor": timed([PY, str(HERE / "floor.py"), *names], folder),
-        "ntdd": timed(pytest_cmd("ntdd", "--ntdd", *names), folder),
-        "nbval": timed(pytest_cmd("nbval", "--nbval-lax", *names), folder),
-        "nbmake": timed(pytest_cmd("nbmake", "--nbmake", *names), folder),
+        "floor": Timed([PY, str(HERE / "floor.py"), *names], folder),
+        "ntdd": Timed(pytest_cmd("ntdd", "--ntdd", *names), folder),
+        "nbval": Timed(pytest_cmd("nbval", "--nbval-lax", *names), folder),
+        "nbmake": Timed(pytest_cmd("nbmake", "--nbmake", *names), folder),
     }
     figures = ctx.compare(workload, measures, ctx.sizes.peer_rounds)
     runs = len(figures["ntdd"].samples)
@@ -296,8 +302,8 @@ def parallel(ctx: Context) -> Section:
     notebooks = workloads.real_notebooks(folder)
     names = [p.name for p in notebooks]
     measures = {
-        "-n 0": timed(pytest_cmd("ntdd", "--ntdd", "-n", "0", *names), folder),
-        "-n 2": timed(pytest_cmd("ntdd", "--ntdd", "-n", "2", *names), folder),
+        "-n 0": Timed(pytest_cmd("ntdd", "--ntdd", "-n", "0", *names), folder),
+        "-n 2": Timed(pytest_cmd("ntdd", "--ntdd", "-n", "2", *names), folder),
     }
     figures = ctx.compare("parallel", measures, ctx.sizes.rounds)
     section = Section(
@@ -325,9 +331,9 @@ def collection(ctx: Context) -> Section:
         shutil.rmtree(cold / ".pytest_cache", ignore_errors=True)
 
     measures = {
-        "start-up": timed(command, empty),
-        "cold": timed(command, cold, before=clear),
-        "warm": timed(command, warm),
+        "start-up": Timed(command, empty),
+        "cold": Timed(command, cold, before=clear),
+        "warm": Timed(command, warm),
     }
     figures = ctx.compare("collection", measures, ctx.sizes.rounds)
     section = Section(
@@ -339,10 +345,15 @@ def collection(ctx: Context) -> Section:
         "cold": "cold: cache emptied before each run",
         "warm": "warm: every notebook unchanged and cached",
     }
+    cpus = {name: measures[name].cpu_figure(figure) for name, figure in figures.items()}
     per: dict[str, Figure] = {}
     for name, figure in figures.items():
         if name != "start-up":
             per[name] = paired(lambda t, u: (t - u) / count, figure, figures["start-up"])
+            cpu = paired(lambda t, u: (t - u) / count, cpus[name], cpus["start-up"])
+            section.notes.append(
+                f"{labels[name]}: CPU time per notebook, paired: {cpu.describe(ms)}."
+            )
         section.rows.append(
             (labels[name], figure.describe(s), per[name].describe(ms) if name in per else "")
         )
@@ -363,16 +374,15 @@ def tests(ctx: Context) -> Section:
     """One notebook of 10 to 5,000 tests: the cost of each test, collection included."""
     sizes = (1, *ctx.sizes.tests)
     notebooks = {n: workloads.many_tests(ctx.scratch / f"tests_{n}", n) for n in sizes}
-    cpu: dict[int, list[float]] = {n: [] for n in sizes}
 
-    def measure(n: int) -> Callable[[], float]:
+    def measure(n: int) -> Timed:
         runs = notebooks[n].parent / "setup_runs.txt"
         command = pytest_cmd("ntdd", "--ntdd", notebooks[n].name)
-        return timed(command, runs.parent, lambda: runs.unlink(missing_ok=True), cpu[n])
+        return Timed(command, runs.parent, lambda: runs.unlink(missing_ok=True))
 
-    walls = ctx.compare("tests", {str(n): measure(n) for n in sizes}, ctx.sizes.rounds)
-    kept = len(walls["1"].samples)
-    cpus = {str(n): Figure(tuple(cpu[n][len(cpu[n]) - kept :])) for n in sizes}  # no warm-up
+    measures = {str(n): measure(n) for n in sizes}
+    walls = ctx.compare("tests", dict(measures), ctx.sizes.rounds)
+    cpus = {name: measures[name].cpu_figure(wall) for name, wall in walls.items()}
     section = Section(
         "Tests in one notebook (module cache off: each run collects and runs every test)",
         (
@@ -418,8 +428,8 @@ def unused(ctx: Context) -> Section:
     """A plain pytest suite, ntdd installed but not asked for, against `-p no:ntdd`."""
     suite = workloads.plain_suite(ctx.scratch / "plain")
     measures = {
-        "ntdd installed, no --ntdd": timed(pytest_without(["nbval", "nbmake"], "."), suite),
-        "-p no:ntdd": timed(pytest_without(["nbval", "nbmake", "ntdd"], "."), suite),
+        "ntdd installed, no --ntdd": Timed(pytest_without(["nbval", "nbmake"], "."), suite),
+        "-p no:ntdd": Timed(pytest_without(["nbval", "nbmake", "ntdd"], "."), suite),
     }
     figures = ctx.compare("unused", measures, ctx.sizes.unused_runs)
     with_ntdd, without = figures.values()
@@ -430,6 +440,10 @@ def unused(ctx: Context) -> Section:
     section.rows += [("`pytest`, ntdd installed", with_ntdd.describe(ms))]
     section.rows += [("`pytest -p no:ntdd`", without.describe(ms))]
     extra = paired(lambda a, b: a - b, with_ntdd, without)
+    cpu = paired(lambda a, b: a - b, *(measures[k].cpu_figure(f) for k, f in figures.items()))
+    section.notes.append(
+        f"CPU time (user + system) ntdd installed minus `-p no:ntdd`, paired: {cpu.describe(ms)}."
+    )
     section.target(
         "ntdd costs ≤ 10 ms when unused, paired", extra.describe(ms), extra.median <= 0.010
     )
@@ -480,9 +494,9 @@ def export(ctx: Context) -> Section:
         shutil.rmtree(cold_out, ignore_errors=True)
 
     measures = {
-        "start-up": timed([*ntdd, str(empty)], ctx.scratch),
-        "cold": timed([*ntdd, str(folder), "-o", str(cold_out)], ctx.scratch, before=clean),
-        "unchanged": timed([*ntdd, str(folder), "-o", str(warm_out)], ctx.scratch),
+        "start-up": Timed([*ntdd, str(empty)], ctx.scratch),
+        "cold": Timed([*ntdd, str(folder), "-o", str(cold_out)], ctx.scratch, before=clean),
+        "unchanged": Timed([*ntdd, str(folder), "-o", str(warm_out)], ctx.scratch),
     }
     figures = ctx.compare("export", measures, ctx.sizes.rounds)
     section = Section(
