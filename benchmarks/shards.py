@@ -9,7 +9,7 @@ Then every shard runs, balanced by those durations, and again by test count.
 A shard's seconds are what its own run recorded (setup, call and teardown of
 its tests), which leaves out pytest's start-up and collection: the same in
 every shard. The target: the largest shard within 1.15x of the mean when
-balanced by recorded durations. Run by hand; `run.py` runs it as workload 7.
+balanced by recorded durations. Run by hand; `run.py --workload shards` runs it too.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ def write_notebook(path: Path, cells: list[str]) -> Path:
 
 
 def real_notebooks(folder: Path) -> list[Path]:
-    """Workload 1: the sample notebooks, and the runnable corpus with a test cell added."""
+    """Workload corpus: the sample notebooks, and the runnable corpus with a test cell added."""
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copytree(SAMPLES / "data", folder / "data", dirs_exist_ok=True)
     paths = []
@@ -74,32 +74,54 @@ SMALL = [
 
 
 def many_notebooks(folder: Path, count: int) -> Path:
-    """Workload 2: *count* small plain-Python notebooks, two tests each."""
+    """Workloads collection and export: *count* small plain-Python notebooks, two tests each."""
     for i in range(count):
         write_notebook(folder / f"nb_{i:04d}.ipynb", SMALL)
     return folder
 
 
 def many_tests(folder: Path, count: int) -> Path:
-    """Workload 3: one notebook with *count* test cells; setup counts its runs."""
+    """Workload tests: one notebook with *count* test cells; setup counts its runs."""
     setup = "with open('setup_runs.txt', 'a') as f:\n    f.write('x')\nitems = list(range(50))"
     tests = [f"# TEST: item {i}\nassert items[{i % 50}] == {i % 50}" for i in range(count)]
     return write_notebook(folder / f"tests_{count}.ipynb", [setup, *tests])
 
 
-def heavy_notebooks(folder: Path, count: int, megabytes: int = 50) -> Path:
-    """Workload 4: *count* notebooks whose setup each holds a *megabytes* object."""
+def heavy_notebooks(folder: Path, count: int, megabytes: int = 50, fail: bool = False) -> Path:
+    """Workload memory: *count* notebooks whose setup each holds a *megabytes* object.
+
+    With *fail*, each notebook's test fails while a local of the test holds
+    the object: the failure's traceback keeps that frame, and the object,
+    alive until the cyclic collector runs.
+    """
     setup = f"blob = bytes([7]) * ({megabytes} * 1024 * 1024)"
+    if fail:
+        test = "# TEST: the blob ends in 8 (it does not)\nkept = blob\nassert kept[-1] == 8"
+    else:
+        test = "# TEST: the blob is there\nassert blob[-1] == 7"
     for i in range(count):
-        write_notebook(
-            folder / f"heavy_{i:03d}.ipynb",
-            [setup, "# TEST: the blob is there\nassert blob[-1] == 7"],
-        )
+        write_notebook(folder / f"heavy_{i:03d}.ipynb", [setup, test])
+    return folder
+
+
+def heavy_notebook(folder: Path) -> Path:
+    """Workload heavy: tiny_classifier alone, where the notebook's own work is most of the time."""
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(SAMPLES / "data", folder / "data", dirs_exist_ok=True)
+    return Path(shutil.copy(SAMPLES / "tiny_classifier.ipynb", folder / "tiny_classifier.ipynb"))
+
+
+def plain_suite(folder: Path, modules: int = 20, tests: int = 10) -> Path:
+    """Workload unused: a small pytest suite of plain test functions, no notebook in sight."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for m in range(modules):
+        body = [f"def test_{t}():\n    assert {t} + 1 == {t + 1}\n" for t in range(tests)]
+        (folder / f"test_plain_{m:02d}.py").write_text("\n\n".join(body), encoding="utf-8")
     return folder
 
 
 def skewed_notebooks(folder: Path, count: int, seconds: float, seed: int = 14) -> dict[str, float]:
-    """Workload 7: *count* notebooks whose setup sleeps a skewed share of *seconds*.
+    """Workload shards: *count* notebooks whose setup sleeps a skewed share of *seconds*.
 
     Durations are log-normal (a few notebooks take most of the time, as
     training notebooks do in a course); test counts, 1 to 12, are drawn

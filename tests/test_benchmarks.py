@@ -1,50 +1,91 @@
-"""The benchmark script runs (on tiny sizes): its figures come from runs by hand."""
+"""The benchmark scripts run (quick sizes, a round each): their figures come from runs by hand."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from conftest import ROOT
 
+BENCHMARKS = ROOT / "benchmarks"
+RUN = str(BENCHMARKS / "run.py")
+
+
+def _pairs() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_pairs", BENCHMARKS / "pairs.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tools_run_turn_about_after_a_warm_up_and_ratios_come_from_pairs() -> None:
+    pairs = _pairs()
+    order: list[str] = []
+    values = {"a": iter([9.0, 1.0, 2.0, 4.0]), "b": iter([9.0, 2.0, 2.0, 2.0])}
+
+    def measure(name: str) -> float:
+        order.append(name)
+        return next(values[name])
+
+    figures = pairs.interleaved({n: lambda n=n: measure(n) for n in "ab"}, runs=3, warmup=1)
+    assert order == ["a", "b", "b", "a", "a", "b", "b", "a"]  # each round starts further on
+    assert figures["a"].samples == (1.0, 2.0, 4.0) and figures["b"].samples == (2.0, 2.0, 2.0)
+    assert pairs.ratio(figures["a"], figures["b"]).samples == (0.5, 1.0, 2.0)
+    assert figures["a"].describe(str) == "2.0 (1.0\u20134.0)"
+
 
 @pytest.mark.slow
-def test_the_benchmark_script_runs_every_workload_on_a_tiny_size(tmp_path: Path) -> None:
+def test_the_script_runs_one_workload_or_two_in_quick_mode(tmp_path: Path) -> None:
     out = tmp_path / "bench.md"
+    quick = ["--quick", "--rounds", "1", "--warmup", "0", "--out", str(out)]
     done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "run.py"),
-            "--tiny",
-            "--repeat",
-            "1",
-            "--out",
-            str(out),
-        ],
+        [sys.executable, RUN, *quick, "--workload", "tests", "--workload", "unused"],
         capture_output=True,
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    report = out.read_text()
-    for heading in (
-        "1. Real notebooks",
-        "2. Many notebooks",
-        "3. Many tests",
-        "4. Memory",
-        "5. Export",
-        "6. Parallel",
-        "7. Shards",
-    ):
-        assert f"## {heading}" in report
+    report = out.read_text(encoding="utf-8")
+    assert "## Tests in one notebook" in report and "## Unused" in report
+    assert "## Corpus" not in report  # only what was asked for
     assert "| 10 | " in report and "| 1\u00d7 |" in report  # setup ran once for 10 tests
+    assert "| ntdd costs ≤ 10 ms when unused, paired | " in report
+    assert "## Unused" in done.stdout  # the tables go to stdout too
+    assert "tests: round 1/1 done" in done.stderr and "unused: round 1/1 done" in done.stderr
+
+
+def test_the_script_lists_its_workloads_and_the_peers_they_need() -> None:
+    done = subprocess.run([sys.executable, RUN, "--list"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines()]
+    assert names[:3] == ["corpus", "heavy", "parallel"] and "memory" in names
+    assert "[needs nbval, nbmake, ipykernel]" in done.stdout
+
+
+def test_a_missing_peer_stops_the_script_up_front_naming_the_extra() -> None:
+    hide = (
+        "import runpy, sys; sys.modules['nbmake'] = None; sys.path.insert(0, sys.argv[1]);"
+        "sys.argv = [sys.argv[2], '--workload', 'unused', '--workload', 'corpus'];"
+        "runpy.run_path(sys.argv[0], run_name='__main__')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", hide, str(BENCHMARKS), RUN], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert "nbmake is not installed; workload corpus needs it." in done.stderr
+    assert "pip install -e '.[bench]'" in done.stderr
+    assert done.stdout == "" and "unused:" not in done.stderr  # nothing ran first
 
 
 @pytest.mark.slow
 def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: Path) -> None:
     out = tmp_path / "faults.md"
-    script = str(ROOT / "benchmarks" / "faults.py")
+    script = str(BENCHMARKS / "faults.py")
     done = subprocess.run(
         [sys.executable, script, "--runs", "1", "--warmup", "0", "--out", str(out)],
         capture_output=True,

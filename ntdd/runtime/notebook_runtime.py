@@ -20,6 +20,7 @@ process is put back when the notebook's last test has run.
 from __future__ import annotations
 
 import ast
+import bisect
 import contextlib
 import gc
 import inspect
@@ -90,6 +91,7 @@ class NotebookRuntime:
         self._parameters: ParametersStep | None = None
         self._layout: ModuleLayout | None = None
         self._steps: list[Step] = []
+        self._positions: list[float] = []  # the steps' positions, for bisection
         self._pristine: dict[str, Any] = {}  # the module once imported
         self._runs: dict[str, DeviceRun] = {}
         self._active: DeviceRun | None = None
@@ -238,7 +240,10 @@ class NotebookRuntime:
             raise self._failed_setup(run)
         if position < run.cursor or (position == run.cursor and item.name in run.ran):
             self._restart(run, item)
-        for step in [s for s in self._steps if run.cursor < s.position <= position]:
+        # Bisection, not a scan: a scan of every step per test is quadratic in tests.
+        first = bisect.bisect_right(self._positions, run.cursor)
+        last = bisect.bisect_right(self._positions, position)
+        for step in self._steps[first:last]:
             run.cursor, run.ran = step.position, set()
             if isinstance(step, ParametersStep):
                 step.assign(self.namespace)
@@ -346,6 +351,7 @@ class NotebookRuntime:
             if parameters is not None:
                 cells.append(parameters)
             self._steps = sorted(cells, key=lambda s: s.position)
+            self._positions = [s.position for s in self._steps]
 
     def _parameters_step(
         self, config: pytest.Config, cells: list[Step] | None = None
