@@ -209,6 +209,9 @@ class NtddSession:
         report = yield
         if where is not None:
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+        runtime = _runtime(item)
+        if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
+            runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
 
     @pytest.hookimpl(wrapper=True)

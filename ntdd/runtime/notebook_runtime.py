@@ -22,7 +22,6 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
-import gc
 import inspect
 import sys
 import types
@@ -98,7 +97,7 @@ class NotebookRuntime:
         self._outside: ProcessState | None = None  # the process before the notebook ran
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
-        self._last_failure = 0  # id of sys.last_value before its first test; not the value itself
+        self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
         self._running = ""  # the cell running now, for messages
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
@@ -169,8 +168,6 @@ class NotebookRuntime:
         no context-manager frames stand between a failure and its cell.
         """
         __tracebackhide__ = True
-        if self._config is None:  # the notebook's first test
-            self._last_failure = id(getattr(sys, "last_value", None))
         self._config = request.config
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
@@ -197,16 +194,23 @@ class NotebookRuntime:
         __tracebackhide__ = True
         self._loop().run_until_complete(function(**arguments))
 
+    def hold_failure(self, tb: types.TracebackType | None) -> None:
+        """A test of this notebook failed (or xfailed): its frames are freed at `release`."""
+        if tb is not None:
+            self._failures.append(tb)
+
     def release(self) -> None:
         """The notebook's last test ran: free its state, put the process back.
 
         A failure's traceback holds the frames of the test and of pytest's call
         in a reference cycle, and with them the tensors the test made; only the
-        cyclic collector frees those, and it may not run for many notebooks. So
-        after a failure the collector runs here, once, while the reports, which
-        pytest has already written, keep the locals they show.
+        cyclic collector would free those, and it may not run for many
+        notebooks. Clearing the frames' locals frees them now, at no cost; the
+        reports, which pytest has already written, keep the locals they show.
         """
-        failed = self._failed_since_start()
+        for failure in self._failures:
+            _clear_frames(failure)
+        self._failures.clear()
         if self._active is not None:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
@@ -218,18 +222,6 @@ class NotebookRuntime:
         self.namespace.update(self._pristine or self._base)
         self._runs.clear()
         self._active = self._outside = self._config = None
-        if failed:
-            gc.collect()
-
-    def _failed_since_start(self) -> bool:
-        """Whether a test (pytest sets `sys.last_value`) or a cell of this notebook failed.
-
-        Only the exception's id is kept: holding the exception itself would keep
-        its traceback, and the previous notebook's frames, alive.
-        """
-        return id(getattr(sys, "last_value", None)) != self._last_failure or any(
-            run.failed is not None for run in self._runs.values()
-        )
 
     # -- the cursor ------------------------------------------------------
 
@@ -525,3 +517,17 @@ def _relative_to_cwd(path: Path) -> str:
     with contextlib.suppress(ValueError):
         return str(path.relative_to(Path.cwd()))
     return str(path)
+
+
+def _clear_frames(tb: types.TracebackType | None) -> None:
+    """Drop the locals of a finished failure's frames, so that what they held is freed now.
+
+    Before Python 3.13 a frame keeps a snapshot of its locals once they were
+    read (pytest's report reads them), and `frame.clear()` leaves it: reading
+    `f_locals` again syncs the snapshot with the now empty frame.
+    """
+    while tb is not None:
+        with contextlib.suppress(RuntimeError):  # a frame still running keeps its locals
+            tb.tb_frame.clear()
+            tb.tb_frame.f_locals  # noqa: B018 - the read is the point
+        tb = tb.tb_next
