@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import pytest
@@ -29,3 +30,23 @@ def test_reaching_a_test_looks_only_at_the_cells_between_cursor_and_test(
     result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(path))
     result.assert_outcomes(passed=tests)
     assert looks < 5 * tests  # a scan per test made tests squared (90,000)
+
+
+def test_notebooks_named_one_by_one_are_each_read_once(
+    notebook: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest asks for a folder's files once per argument naming a file in it: with
+    every notebook read each time, 21 notebooks were read 441 times."""
+    collect = importlib.import_module("ntdd.plugin.collect")  # the one in sys.modules
+    reads: list[str] = []
+    real = collect.read_bytes
+
+    def counted(path: Any) -> bytes:
+        reads.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(collect, "read_bytes", counted)
+    names = [notebook([f"# TEST\nassert {i} == {i}"], name=f"nb{i}.ipynb").name for i in range(6)]
+    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", *names)
+    result.assert_outcomes(passed=6)
+    assert sorted(reads) == sorted(set(reads)) and len(reads) == 6

@@ -25,6 +25,8 @@ from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 
+Loaded = tuple[Entry | None, NtddError | None]  # a notebook's module, or why there is none
+
 
 class NotebookModule(pytest.Module):
     """A `.ipynb` file whose `# TEST` cells pytest collects as a module."""
@@ -34,11 +36,22 @@ class NotebookModule(pytest.Module):
     _data: bytes | None = None
     _entry: Entry | None = None  # what collecting it produced, from the cache or made now
 
-    def load(self) -> None:
+    def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
         """Read the notebook, once; a failure is raised later, as a collection error.
 
-        A notebook whose compiled module is in the cache is not even parsed.
+        pytest asks for a folder's files once per command-line argument in that
+        folder (`pytest --ntdd a.ipynb b.ipynb …`), so what a session has
+        *loaded* is reused. A notebook whose compiled module is in the cache is
+        not even parsed.
         """
+        if loaded is not None and self.path in loaded:
+            self._entry, self.read_error = loaded[self.path]
+            return
+        self._load()
+        if loaded is not None:
+            loaded[self.path] = (self._entry, self.read_error)
+
+    def _load(self) -> None:
         path = _shortest(self.path)
         try:
             self._data = read_bytes(path)

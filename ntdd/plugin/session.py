@@ -18,7 +18,7 @@ from ntdd.format.module import parse_header
 from ntdd.model import Cell
 from ntdd.notebook import markers
 from ntdd.notebook.files import is_notebook_file
-from ntdd.plugin.collect import NotebookModule
+from ntdd.plugin.collect import Loaded, NotebookModule
 from ntdd.runtime import containment, timeout
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
@@ -38,6 +38,7 @@ class NtddSession:
         self.deduplicated: list[tuple[Path, Path]] = []
         self.unreadable = 0  # notebooks that failed to collect
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
+        self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
         config.stash[SETTINGS] = settings
 
     # -- collection ------------------------------------------------------
@@ -56,7 +57,7 @@ class NtddSession:
         if not (self.settings.enabled and _notebook_file(file_path, parent)):
             return others
         ours = NotebookModule.from_parent(parent, path=file_path)
-        ours.load()
+        ours.load(self._loaded)
         self.notebook_ids.add(ours.nodeid)
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
