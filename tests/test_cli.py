@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, write_notebook
+from conftest import SAMPLES, sha, write_notebook
 
 from ntdd import export as export_module
 from ntdd import files
 from ntdd.cli import main
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def nb(tmp_path: Path) -> Path:
-    return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
 
 
 def test_export_writes_test_module_beside_the_notebook(

@@ -7,14 +7,13 @@ unusual but valid case simply works.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, run, sha
 
 from ntdd.cli import main
 
@@ -128,7 +127,7 @@ def test_pytest_gives_each_case_its_outcome_in_one_run(
         return real_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(corpus), "-W", "ignore")
+    result = run(pytester, "--ntdd", str(corpus), "-W", "ignore")
     unreadable.unlink()
     errors = sorted(
         k for k, (o, _) in EXPECTED.items() if o == ERROR and not k.endswith("loop.ipynb")
@@ -149,11 +148,7 @@ def test_no_command_changes_a_byte_of_any_notebook(
     """Hashes of every corpus notebook, before and after every command but sync's writes."""
 
     def hashes() -> dict[str, str]:
-        return {
-            str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in corpus.rglob("*.ipynb")
-            if p.is_file()
-        }
+        return {str(p): sha(p) for p in corpus.rglob("*.ipynb") if p.is_file()}
 
     before = hashes()
     out = tmp_path / "modules"
@@ -163,6 +158,6 @@ def test_no_command_changes_a_byte_of_any_notebook(
     main(["faults", str(corpus / "own" / "v4_5.ipynb")])
     monkeypatch.chdir(tmp_path)
     main(["init"])
-    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(corpus), "-W", "ignore")
-    pytester.runpytest("-p", "no:cacheprovider", str(out), "-W", "ignore")
+    run(pytester, "--ntdd", str(corpus), "-W", "ignore")
+    run(pytester, str(out), "-W", "ignore")
     assert hashes() == before

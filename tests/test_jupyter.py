@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, make_notebook
+from conftest import code, make_notebook, run
 
 from ntdd.kernel.cells import render_cell
 from ntdd.kernel.extension import MarkTestCells, summary_line
@@ -247,7 +247,7 @@ LOADING = [
 
 def test_under_pytest_ntdd_load_ext_is_harmless(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(LOADING)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "nb.ipynb")
+    result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(passed=2)
 
 
@@ -257,6 +257,6 @@ def test_nbvals_kernel_runs_test_cells_through_the_extension(
 ) -> None:
     notebook([*LOADING, code("# TEST: red\nassert x == 2")])
     # In a process of its own: nbval leaves its kernel's stderr file open.
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nbval-lax", "nb.ipynb")
+    result = run(pytester, "--nbval-lax", "nb.ipynb", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*NotebookTestFailure*test_red failed*"])

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, requires_torch
+from conftest import SAMPLES, requires_torch, run
 
 from ntdd.cli import main
 
@@ -22,12 +22,6 @@ def samples(pytester: pytest.Pytester) -> Path:
     return target
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """A pytest run in a subprocess: torch's lazily imported parts cannot be
-    imported twice in one process, which pytester's in-process runs would do."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "ignore", *args)
-
-
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
     return {k: v for k, v in result.parseoutcomes().items() if k not in ("warnings", "seconds")}
 
@@ -40,8 +34,10 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
         pytest.importorskip("torch")
     notebook = samples / f"{name}.ipynb"
     assert main(["export", str(notebook), "-o", str(pytester.path / "generated")]) == 0
-    exported = run(pytester, "generated")
-    collected = run(pytester, "--ntdd", str(notebook))
+    # In processes of their own: torch's lazily imported parts cannot be imported
+    # twice in one process, which pytester's in-process runs would do.
+    exported = run(pytester, "-W", "ignore", "generated", subprocess=True)
+    collected = run(pytester, "-W", "ignore", "--ntdd", str(notebook), subprocess=True)
     assert outcomes(exported) == outcomes(collected)
     assert exported.ret == collected.ret == 0
     counts = outcomes(collected)
@@ -53,7 +49,7 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
 def test_the_torch_samples_have_device_tests_that_run_per_device(
     samples: Path, pytester: pytest.Pytester
 ) -> None:
-    result = run(pytester, "--ntdd", str(samples), "-v")
+    result = run(pytester, "-W", "ignore", "--ntdd", str(samples), "-v", subprocess=True)
     result.stdout.fnmatch_lines(
         [
             "*tiny_classifier.ipynb::test_model_lives_on_the_device_under_test[[]cpu[]] PASSED*",
@@ -68,7 +64,5 @@ def test_the_sample_without_torch_never_imports_it(
     import sys
 
     monkeypatch.setitem(sys.modules, "torch", None)
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--ntdd", str(samples / "data_prep.ipynb")
-    )
+    result = run(pytester, "--ntdd", str(samples / "data_prep.ipynb"))
     result.assert_outcomes(passed=3, xfailed=1)
