@@ -107,16 +107,23 @@ def nb(tmp_path: Path) -> Path:
 # entry points: ntdd's own is loaded through PYTEST_PLUGINS, as every machine with
 # ntdd installed has it, and a test that needs another plugin names it in
 # `run(..., plugins=[...])`. Both variables are inherited by child processes: by
-# `runpytest_subprocess`, by xdist's workers, and by anything a test starts itself.
+# `runpytest_subprocess`, by xdist's workers, by kernels, by scripts a test starts.
 
-ISOLATED = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTEST_PLUGINS": "ntdd.plugin"}
+
+def plugin_env(*plugins: str) -> dict[str, str]:
+    """The environment under which pytest loads ntdd's plugin, the *plugins*
+    (module names, such as "xdist.plugin") and no other."""
+    return {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTEST_PLUGINS": ",".join(("ntdd.plugin", *plugins)),
+    }
 
 
 @contextlib.contextmanager
 def isolated_plugins() -> Iterator[None]:
     """Inner pytest runs started inside this block load ntdd's plugin and no other."""
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in ISOLATED.items():
+        for name, value in plugin_env().items():
             patch.setenv(name, value)
         yield
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, plugin_env
+
+# The scripts' pytest runs compare `-n 2` with `-n 0`: they need xdist, and no other
+# plugin this machine may have.
+ENV = {**os.environ, **plugin_env("xdist.plugin")}
 
 
 @pytest.mark.slow
@@ -25,6 +30,7 @@ def test_the_benchmark_script_runs_every_workload_on_a_tiny_size(tmp_path: Path)
         ],
         capture_output=True,
         text=True,
+        env=ENV,
     )
     assert done.returncode == 0, done.stderr
     report = out.read_text()
@@ -49,6 +55,7 @@ def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: P
         [sys.executable, script, "--runs", "1", "--warmup", "0", "--out", str(out)],
         capture_output=True,
         text=True,
+        env=ENV,
     )
     assert done.returncode == 0, done.stderr
     report = out.read_text(encoding="utf-8")

@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, make_notebook, run
+from conftest import code, isolated_plugins, make_notebook, run
 
 from ntdd.kernel.cells import render_cell
 from ntdd.kernel.extension import MarkTestCells, summary_line
 from ntdd.kernel.run import Outcome, Result
 from ntdd.kernel.runtime import CellScope
+
+# `kernel_run` starts one kernel for the module: under xdist (--dist loadgroup) its
+# tests share a worker, or each worker would start one.
+pytestmark = pytest.mark.xdist_group("kernel_run")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -86,7 +90,8 @@ def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any]
         allow_errors=True,
         resources={"metadata": {"path": str(folder)}},
     )
-    client.execute()
+    with isolated_plugins():  # `%ntdd` runs pytest in the kernel, which inherits these
+        client.execute()
     return dict(zip(CELLS, nb.cells, strict=True)), folder
 
 
