@@ -193,6 +193,7 @@ def test_version_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"ntdd {version('ntdd')}"
 
 
+@pytest.mark.slow  # nbconvert in a child process
 @pytest.mark.parametrize("output_dir", [None, "elsewhere"])
 def test_nbconvert_writes_the_same_module_as_export(tmp_path: Path, output_dir: str | None) -> None:
     pytest.importorskip("nbconvert")

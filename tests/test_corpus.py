@@ -78,6 +78,11 @@ def generated(folder: Path) -> Path:
     return folder
 
 
+# `corpus` is built once for the module: under xdist (--dist loadgroup) its tests
+# share a worker, or each worker would build it.
+pytestmark = pytest.mark.xdist_group("corpus")
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
@@ -114,6 +119,7 @@ def test_a_folder_named_like_a_notebook_is_searched_not_read(
     assert "no notebooks found" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pytest_gives_each_case_its_outcome_in_one_run(
     corpus: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,6 +148,7 @@ def test_pytest_gives_each_case_its_outcome_in_one_run(
     assert "INTERNALERROR" not in text
 
 
+@pytest.mark.slow
 def test_no_command_changes_a_byte_of_any_notebook(
     corpus: Path, tmp_path: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

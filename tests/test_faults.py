@@ -124,6 +124,7 @@ def test_the_json_report_has_every_fault_of_every_notebook(
     assert notebook["mode"] == "fork"
 
 
+@pytest.mark.slow
 def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_readme_shows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

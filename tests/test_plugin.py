@@ -321,6 +321,7 @@ def test_an_xdist_run_keeps_each_notebook_on_one_worker(
         assert len((pytester.path / name / "setups.txt").read_text().split()) == 1
 
 
+@pytest.mark.slow  # nbval starts a kernel
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.ipynb")))
 def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester, sample: str) -> None:
     pytest.importorskip("nbval")
@@ -351,6 +352,7 @@ def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester, sample: st
     assert not [line for line in result.outlines if "::ipynb::Cell" in line and "FAILED" in line]
 
 
+@pytest.mark.slow  # nbval starts a kernel
 def test_an_unreadable_notebook_is_one_error_beside_nbval(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -371,6 +373,7 @@ def test_plan_warnings_are_shown_after_collection(notebook: Any, pytester: pytes
     )
 
 
+@pytest.mark.slow  # nbval starts a kernel
 def test_without_ntdd_nbval_still_runs_the_test_cells(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -10,6 +10,8 @@ from conftest import SAMPLES, requires_torch, run
 
 from ntdd.cli import main
 
+pytestmark = pytest.mark.slow  # each runs a sample notebook, most with torch, in a child process
+
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.ipynb"))
 TORCH_SAMPLES = {"tiny_classifier", "failure_modes"}
 
