@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,70 @@ def notebook(pytester: pytest.Pytester) -> Callable[..., Path]:
     return write
 
 
+def sha(path: Path) -> str:
+    """A file's SHA-256, to tell that its bytes did not change."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def nb(tmp_path: Path) -> Path:
+    """A notebook of one setup cell and one passing test, in tmp_path."""
+    return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
+
+
+# -- pytest runs inside the tests -------------------------------------------------
+#
+# A machine may have any pytest plugins installed (pytest-randomly, pytest-timeout,
+# pytest-benchmark...): pytest loads them into every run, and an inner run that
+# picks one up reorders, times or warns differently, which this suite's
+# `filterwarnings = error` turns into failures. So inner runs load no plugin from
+# entry points: ntdd's own is loaded through PYTEST_PLUGINS, as every machine with
+# ntdd installed has it, and a test that needs another plugin names it in
+# `run(..., plugins=[...])`. Both variables are inherited by child processes: by
+# `runpytest_subprocess`, by xdist's workers, by kernels, by scripts a test starts.
+
+
+def plugin_env(*plugins: str) -> dict[str, str]:
+    """The environment under which pytest loads ntdd's plugin, the *plugins*
+    (module names, such as "xdist.plugin") and no other."""
+    return {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTEST_PLUGINS": ",".join(("ntdd.plugin", *plugins)),
+    }
+
+
+@contextlib.contextmanager
+def isolated_plugins() -> Iterator[None]:
+    """Inner pytest runs started inside this block load ntdd's plugin and no other."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in plugin_env().items():
+            patch.setenv(name, value)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _isolated_plugins() -> Iterator[None]:
+    with isolated_plugins():
+        yield
+
+
+def run(
+    pytester: pytest.Pytester, *args: str, plugins: Sequence[str] = (), subprocess: bool = False
+) -> pytest.RunResult:
+    """pytest on *args*, in pytester's folder, with ntdd's plugin and *plugins* only.
+
+    *plugins* are plugins' entry point names ("xdist", "nbval", "pytest_cov").
+    *subprocess* runs pytest in a child process: for what only a process can
+    contain (`os._exit`, file-descriptor capture, xdist's workers).
+    """
+    options = ["-p", "no:cacheprovider"]
+    for plugin in plugins:
+        options += ["-p", plugin]
+    if subprocess:
+        return pytester.runpytest_subprocess(*options, *args)
+    return pytester.runpytest(*options, *args)
+
+
 def export(path: Path, *args: str) -> int:
     return ntdd_main(["export", str(path), *args])
 
@@ -97,12 +162,12 @@ def run_notebook(request: pytest.FixtureRequest, pytester: pytest.Pytester) -> C
     Both must behave alike; tests that use this fixture check both.
     """
 
-    def run(name: str = "nb.ipynb", *args: str) -> pytest.RunResult:
+    def run_one_way(name: str = "nb.ipynb", *args: str) -> pytest.RunResult:
         path = pytester.path / name
         if request.param == "exported":
             assert export(path) == 0
             module = module_path(path)
-            return pytester.runpytest("-p", "no:cacheprovider", str(module), *args)
-        return pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(path), *args)
+            return run(pytester, str(module), *args)
+        return run(pytester, "--ntdd", str(path), *args)
 
-    return run
+    return run_one_way

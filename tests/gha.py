@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import ROOT
+from conftest import ROOT, plugin_env
 
 VENV_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `ntdd` on PATH
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -88,12 +88,17 @@ def run_job(
     return done
 
 
+# The pytest plugins a workflow installs: "ntdd[nbval]", and pytest-xdist for shards.
+# Others that this machine may have (pytest-randomly...) are not on a runner.
+WORKFLOW_PLUGINS = plugin_env("nbval.plugin", "xdist.plugin")
+
+
 def run_script(script: str, repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}
     return subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
         cwd=repo,
-        env={**clean, **env},
+        env={**clean, **WORKFLOW_PLUGINS, **env},
         capture_output=True,
         text=True,
     )

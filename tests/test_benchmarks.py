@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, plugin_env
+
+# The scripts' pytest runs compare `-n 2` with `-n 0`: they need xdist, and no other
+# plugin this machine may have.
+ENV = {**os.environ, **plugin_env("xdist.plugin")}
 
 BENCHMARKS = ROOT / "benchmarks"
 RUN = str(BENCHMARKS / "run.py")
@@ -48,6 +53,7 @@ def test_the_script_runs_one_workload_or_two_in_quick_mode(tmp_path: Path) -> No
         [sys.executable, RUN, *quick, "--workload", "tests", "--workload", "unused"],
         capture_output=True,
         text=True,
+        env=ENV,
     )
     assert done.returncode == 0, done.stderr
     report = out.read_text(encoding="utf-8")
@@ -90,6 +96,7 @@ def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: P
         [sys.executable, script, "--runs", "1", "--warmup", "0", "--out", str(out)],
         capture_output=True,
         text=True,
+        env=ENV,
     )
     assert done.returncode == 0, done.stderr
     report = out.read_text(encoding="utf-8")

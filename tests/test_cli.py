@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, write_notebook
+from conftest import SAMPLES, sha, write_notebook
 
 from ntdd.commands import export as export_module
 from ntdd.commands.cli import main
 from ntdd.notebook import files
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-@pytest.fixture
-def nb(tmp_path: Path) -> Path:
-    return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
 
 
 def test_export_writes_test_module_beside_the_notebook(
@@ -203,6 +193,7 @@ def test_version_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
     assert capsys.readouterr().out.strip() == f"ntdd {version('ntdd')}"
 
 
+@pytest.mark.slow  # nbconvert in a child process
 @pytest.mark.parametrize("output_dir", [None, "elsewhere"])
 def test_nbconvert_writes_the_same_module_as_export(tmp_path: Path, output_dir: str | None) -> None:
     pytest.importorskip("nbconvert")

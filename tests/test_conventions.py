@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, md
+from conftest import code, md, run
 
 from ntdd.commands.cli import main
 
@@ -29,8 +29,15 @@ def test_overrides_go_in_right_after_the_cell_tagged_parameters(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(TRAINING)
-    result = pytester.runpytest(
-        "--ntdd", "--ntdd-param", "num_epochs=1", "--ntdd-param", "lr=0.1", "nb.ipynb", "-v"
+    result = run(
+        pytester,
+        "--ntdd",
+        "--ntdd-param",
+        "num_epochs=1",
+        "--ntdd-param",
+        "lr=0.1",
+        "nb.ipynb",
+        "-v",
     )
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
@@ -49,7 +56,7 @@ def test_overrides_come_from_the_ini_and_pyproject_per_notebook(
         '[tool.ntdd.parameters]\nnum_epochs = 3\n\n[tool.ntdd.parameters."train.ipynb"]\nlr = 0.1\n'
     )
     pytester.makeini("[pytest]\nntdd_parameters = num_epochs=1\n")
-    pytester.runpytest("--ntdd", "train.ipynb", "other.ipynb").assert_outcomes(passed=4)
+    run(pytester, "--ntdd", "train.ipynb", "other.ipynb").assert_outcomes(passed=4)
 
 
 def test_the_command_line_wins_over_the_configuration(
@@ -57,7 +64,7 @@ def test_the_command_line_wins_over_the_configuration(
 ) -> None:
     notebook(TRAINING)
     pytester.makepyprojecttoml("[tool.ntdd.parameters]\nnum_epochs = 7\nlr = 0.1\n")
-    result = pytester.runpytest("--ntdd", "--ntdd-param", "num_epochs=1", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-param", "num_epochs=1", "nb.ipynb")
     result.assert_outcomes(passed=2)
 
 
@@ -73,7 +80,7 @@ def test_a_bad_override_is_a_usage_error_naming_it(
     notebook: Any, pytester: pytest.Pytester, given: str, message: str
 ) -> None:
     notebook(TRAINING)
-    result = pytester.runpytest("--ntdd", "--ntdd-param", given, "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-param", given, "nb.ipynb")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
@@ -82,7 +89,7 @@ def test_without_a_parameters_cell_overrides_go_in_before_the_first_cell(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(["epochs = 20 if not quick else 1", "# TEST\nassert epochs == 1"])
-    pytester.runpytest("--ntdd", "--ntdd-param", "quick=True", "nb.ipynb").assert_outcomes(passed=1)
+    run(pytester, "--ntdd", "--ntdd-param", "quick=True", "nb.ipynb").assert_outcomes(passed=1)
 
 
 def test_the_exported_module_records_its_parameters_and_takes_the_runs_on_top(
@@ -94,7 +101,7 @@ def test_the_exported_module_records_its_parameters_and_takes_the_runs_on_top(
     assert main(["export", str(path)]) == 0
     module = (pytester.path / "test_nb.py").read_text()
     assert "__ntdd__.parameters(2, {'num_epochs': 1, 'lr': 0.3})" in module
-    result = pytester.runpytest("-p", "no:cacheprovider", "test_nb.py", "--ntdd-param", "lr=0.1")
+    result = run(pytester, "test_nb.py", "--ntdd-param", "lr=0.1")
     result.assert_outcomes(passed=2)
     assert main(["export", "--check", str(path)]) == 0
 

@@ -7,14 +7,13 @@ unusual but valid case simply works.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, run, sha
 
 from ntdd.commands.cli import main
 
@@ -79,6 +78,11 @@ def generated(folder: Path) -> Path:
     return folder
 
 
+# `corpus` is built once for the module: under xdist (--dist loadgroup) its tests
+# share a worker, or each worker would build it.
+pytestmark = pytest.mark.xdist_group("corpus")
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
@@ -115,6 +119,7 @@ def test_a_folder_named_like_a_notebook_is_searched_not_read(
     assert "no notebooks found" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_pytest_gives_each_case_its_outcome_in_one_run(
     corpus: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,7 +133,7 @@ def test_pytest_gives_each_case_its_outcome_in_one_run(
         return real_read(self)
 
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(corpus), "-W", "ignore")
+    result = run(pytester, "--ntdd", str(corpus), "-W", "ignore")
     unreadable.unlink()
     errors = sorted(
         k for k, (o, _) in EXPECTED.items() if o == ERROR and not k.endswith("loop.ipynb")
@@ -143,17 +148,14 @@ def test_pytest_gives_each_case_its_outcome_in_one_run(
     assert "INTERNALERROR" not in text
 
 
+@pytest.mark.slow
 def test_no_command_changes_a_byte_of_any_notebook(
     corpus: Path, tmp_path: Path, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hashes of every corpus notebook, before and after every command but sync's writes."""
 
     def hashes() -> dict[str, str]:
-        return {
-            str(p): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in corpus.rglob("*.ipynb")
-            if p.is_file()
-        }
+        return {str(p): sha(p) for p in corpus.rglob("*.ipynb") if p.is_file()}
 
     before = hashes()
     out = tmp_path / "modules"
@@ -163,6 +165,6 @@ def test_no_command_changes_a_byte_of_any_notebook(
     main(["faults", str(corpus / "own" / "v4_5.ipynb")])
     monkeypatch.chdir(tmp_path)
     main(["init"])
-    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", str(corpus), "-W", "ignore")
-    pytester.runpytest("-p", "no:cacheprovider", str(out), "-W", "ignore")
+    run(pytester, "--ntdd", str(corpus), "-W", "ignore")
+    run(pytester, str(out), "-W", "ignore")
     assert hashes() == before

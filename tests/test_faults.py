@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -10,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SAMPLES, write_notebook
+from conftest import ROOT, SAMPLES, sha, write_notebook
 
 from ntdd.commands.cli import main
 from ntdd.faults import FAULTS
@@ -125,6 +124,7 @@ def test_the_json_report_has_every_fault_of_every_notebook(
     assert notebook["mode"] == "fork"
 
 
+@pytest.mark.slow
 def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_readme_shows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -154,10 +154,6 @@ def test_a_run_changes_no_file_writes_no_cache_and_leaves_no_state(
     assert out.startswith(f"{path}\n\nfault")
     assert {p: sha(p) for p in tmp_path.iterdir()} == before  # no cache, no file changed
     assert process_state() == state
-
-
-def sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def process_state() -> tuple[object, ...]:

@@ -47,6 +47,7 @@ def without_mode(report: NotebookReport) -> dict[str, object]:
     return {k: v for k, v in vars(report).items() if k != "mode"}
 
 
+@pytest.mark.slow  # one process per fault, each importing torch
 def test_forked_runs_agree_with_one_run_per_fault(tmp_path: Path) -> None:
     notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS])
     forked_, one_by_one = both_ways(notebook, ("scale", "mode", "labels", "stale_grad"))
@@ -65,16 +66,20 @@ def test_forked_runs_agree_with_one_run_per_fault(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_forked_runs_agree_on_every_fault_of_the_sample_and_more(tmp_path: Path) -> None:
-    (tmp_path / "failure_modes.ipynb").write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
-    notebooks = [
-        tmp_path / "failure_modes.ipynb",
-        helper_notebook(tmp_path / "helper"),
-        write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS]),
-    ]
-    for notebook in notebooks:
-        forked_, one_by_one = both_ways(notebook)
-        assert without_mode(forked_) == without_mode(one_by_one), notebook.name
+@pytest.mark.parametrize("which", ["the sample", "a helper module", "setup checks"])
+def test_forked_runs_agree_on_every_fault_of_the_sample_and_more(
+    tmp_path: Path, which: str
+) -> None:
+    """One notebook each, so that xdist's workers share them out."""
+    if which == "the sample":
+        notebook = tmp_path / "failure_modes.ipynb"
+        notebook.write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
+    elif which == "a helper module":
+        notebook = helper_notebook(tmp_path / "helper")
+    else:
+        notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS])
+    forked_, one_by_one = both_ways(notebook)
+    assert without_mode(forked_) == without_mode(one_by_one), notebook.name
 
 
 def helper_notebook(folder: Path) -> Path:
@@ -96,7 +101,11 @@ def helper_notebook(folder: Path) -> Path:
     )
 
 
-@pytest.mark.parametrize("fork", [True, False], ids=["forked", "one run per fault"])
+@pytest.mark.parametrize(
+    "fork",
+    [True, pytest.param(False, marks=pytest.mark.slow)],
+    ids=["forked", "one run per fault"],
+)
 def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path, fork: bool) -> None:
     notebook = helper_notebook(tmp_path / "helper")
     names = ("mode", "detached", "scale", "unregistered")
@@ -110,6 +119,7 @@ def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path, f
     }
 
 
+@pytest.mark.slow
 def test_setup_runs_once_when_the_faults_are_forked(tmp_path: Path) -> None:
     count = tmp_path / "setups.txt"
     setup = f"{SETUP}\nopen({str(count)!r}, 'a').write('setup\\n')"
@@ -122,6 +132,7 @@ def test_setup_runs_once_when_the_faults_are_forked(tmp_path: Path) -> None:
     assert count.read_text() == "setup\n" * (1 + len(faults))
 
 
+@pytest.mark.slow
 def test_where_forking_is_unsafe_the_faults_run_one_after_another(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -132,6 +143,7 @@ def test_where_forking_is_unsafe_the_faults_run_one_after_another(
     assert [r.status for r in report.results] == ["caught", "survived"]
 
 
+@pytest.mark.slow
 def test_when_fork_fails_every_fault_runs_the_slow_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -136,6 +136,7 @@ def test_a_cell_of_functions_keeps_its_exact_ast(source: str) -> None:
     assert ast.dump(ast.parse(region.text)) == ast.dump(ast.parse(normalize_newlines(cell)))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(hypothesmith.from_grammar())
 def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None:

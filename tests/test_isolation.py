@@ -13,7 +13,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from conftest import CORPUS, HAVE_TORCH, SAMPLES, make_notebook, requires_torch
+from conftest import CORPUS, HAVE_TORCH, SAMPLES, make_notebook, requires_torch, run
 from oracle import as_tests, ntdd_verdicts
 
 CHANGES = (
@@ -38,7 +38,7 @@ def test_what_a_notebook_changes_in_the_process_is_put_back(
         "    assert 'NTDD_LEAK' not in os.environ and '/nowhere' not in sys.path\n"
         f"    assert os.getcwd() == {str(pytester.path)!r}\n"
     )
-    result = pytester.runpytest("--ntdd", "a/nb.ipynb", "b/nb.ipynb", "test_after.py")
+    result = run(pytester, "--ntdd", "a/nb.ipynb", "b/nb.ipynb", "test_after.py")
     result.assert_outcomes(passed=3)
 
 
@@ -66,7 +66,7 @@ def test_two_notebooks_each_import_their_own_helpers(
             ["from helpers import VALUE", f"# TEST: own helpers\nassert VALUE == {value}"],
             name=f"{folder}/lab.ipynb",
         )
-    result = pytester.runpytest("--ntdd", "week1/lab.ipynb", "week2/lab.ipynb")
+    result = run(pytester, "--ntdd", "week1/lab.ipynb", "week2/lab.ipynb")
     result.assert_outcomes(passed=2)
 
 
@@ -89,7 +89,7 @@ def test_torch_switches_and_generators_are_put_back(
         ],
         name="b.ipynb",
     )
-    pytester.runpytest("--ntdd", "a.ipynb", "b.ipynb").assert_outcomes(passed=2)
+    run(pytester, "--ntdd", "a.ipynb", "b.ipynb").assert_outcomes(passed=2)
 
 
 def test_unseeded_random_numbers_do_not_depend_on_the_notebooks_before(
@@ -98,7 +98,7 @@ def test_unseeded_random_numbers_do_not_depend_on_the_notebooks_before(
     draw = "import random\nvalue = random.random()\nprint('drew', value)"
     notebook([draw, "# TEST\nassert value"], name="a.ipynb")
     notebook([draw, "# TEST\nassert value"], name="b.ipynb")
-    result = pytester.runpytest("--ntdd", "a.ipynb", "b.ipynb", "-rP")
+    result = run(pytester, "--ntdd", "a.ipynb", "b.ipynb", "-rP")
     drawn = [line for line in result.outlines if line.startswith("drew")]
     assert len(drawn) == 2 and drawn[0] == drawn[1]
 

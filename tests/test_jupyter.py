@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, make_notebook
+from conftest import code, isolated_plugins, make_notebook, run
 
 from ntdd.kernel.cells import render_cell
 from ntdd.kernel.extension import MarkTestCells, summary_line
 from ntdd.kernel.run import Outcome, Result
 from ntdd.kernel.runtime import CellScope
+
+# `kernel_run` starts one kernel for the module: under xdist (--dist loadgroup) its
+# tests share a worker, or each worker would start one.
+pytestmark = pytest.mark.xdist_group("kernel_run")
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -86,7 +90,8 @@ def kernel_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any]
         allow_errors=True,
         resources={"metadata": {"path": str(folder)}},
     )
-    client.execute()
+    with isolated_plugins():  # `%ntdd` runs pytest in the kernel, which inherits these
+        client.execute()
     return dict(zip(CELLS, nb.cells, strict=True)), folder
 
 
@@ -247,7 +252,7 @@ LOADING = [
 
 def test_under_pytest_ntdd_load_ext_is_harmless(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(LOADING)
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "nb.ipynb")
+    result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(passed=2)
 
 
@@ -257,6 +262,6 @@ def test_nbvals_kernel_runs_test_cells_through_the_extension(
 ) -> None:
     notebook([*LOADING, code("# TEST: red\nassert x == 2")])
     # In a process of its own: nbval leaves its kernel's stderr file open.
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nbval-lax", "nb.ipynb")
+    result = run(pytester, "--nbval-lax", "nb.ipynb", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*NotebookTestFailure*test_red failed*"])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -10,10 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", "--ntdd", *args)
+from conftest import code, run
 
 
 @pytest.fixture
@@ -58,7 +57,7 @@ def test_misbehaving_code_fails_its_test_and_the_run_goes_on(
     message: str,
 ) -> None:
     notebook([setup, f"# TEST: misbehaves\n{test}"], name="a_bad.ipynb")
-    result = run(pytester, "--ntdd-timeout", "0.5", "a_bad.ipynb", "z_next.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "0.5", "a_bad.ipynb", "z_next.ipynb")
     result.assert_outcomes(passed=1, **outcomes)
     result.stdout.fnmatch_lines([message])
     assert result.ret == pytest.ExitCode.TESTS_FAILED  # not INTERRUPTED
@@ -73,7 +72,7 @@ def test_a_failed_setup_runs_once_for_all_its_tests(
             *[f"# TEST: t{i}\nassert True" for i in range(3)],
         ]
     )
-    run(pytester, "nb.ipynb").assert_outcomes(errors=3)
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(errors=3)
     assert (pytester.path / "runs.txt").read_text() == "x"
 
 
@@ -88,7 +87,7 @@ def test_a_replaced_stdout_is_restored(
             "# TEST: prints\nprint('still heard')",
         ]
     )
-    result = pytester.runpytest_subprocess("--ntdd", f"--capture={capture}", "nb.ipynb", "-rP")
+    result = run(pytester, "--ntdd", f"--capture={capture}", "nb.ipynb", "-rP", subprocess=True)
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["*still heard*"])
 
@@ -101,7 +100,7 @@ def test_a_changed_working_directory_is_restored(notebook: Any, pytester: pytest
         ["# TEST: in its folder\nimport os\nassert os.path.basename(os.getcwd()) == 'b'"],
         name="b/nb.ipynb",
     )
-    run(pytester, "a/nb.ipynb", "b/nb.ipynb").assert_outcomes(passed=2)
+    run(pytester, "--ntdd", "a/nb.ipynb", "b/nb.ipynb").assert_outcomes(passed=2)
     assert Path.cwd() == pytester.path
 
 
@@ -110,30 +109,51 @@ def test_os_exit_is_contained_by_xdist_workers(notebook: Any, pytester: pytest.P
     pytest.importorskip("xdist")
     notebook(["x = 1", "# TEST: kills the process\nimport os\nos._exit(1)"], name="a.ipynb")
     notebook(["x = 2", "# TEST: fine\nassert x == 2"], name="b.ipynb")
-    result = pytester.runpytest_subprocess("--ntdd", "-n", "2", ".")
+    result = run(pytester, "--ntdd", "-n", "2", ".", plugins=["xdist"], subprocess=True)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         ["*worker 'gw*' crashed while running 'a.ipynb::test_kills_the_process'*"]
     )
 
 
+def read_until(proc: subprocess.Popen[bytes], text: bytes, timeout: float) -> bytes:
+    """What *proc* writes to its stdout, up to and including *text*; fails after *timeout* s."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout
+    seen = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdout, selectors.EVENT_READ)
+        while text not in seen:
+            left = deadline - time.monotonic()
+            assert left > 0 and selector.select(left), f"no {text!r} in {timeout} s:\n{seen!r}"
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            assert chunk, f"ended before {text!r}:\n{seen.decode()}"
+            seen += chunk
+    return seen
+
+
 def test_a_real_ctrl_c_still_stops_the_run(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(
         [
-            "# TEST: long\nimport time\nfor _ in range(600):\n    time.sleep(0.05)",
+            "# TEST: long\nimport time\nprint('long test started', flush=True)\n"
+            "for _ in range(600):\n    time.sleep(0.05)",
             "# TEST: later\nassert True",
         ]
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--ntdd", "nb.ipynb"],
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--ntdd", "nb.ipynb"],
         cwd=pytester.path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
     )
-    time.sleep(4)  # collection and the start of the long test
-    proc.send_signal(signal.SIGINT)
-    out, _ = proc.communicate(timeout=60)
+    try:
+        started = read_until(proc, b"long test started", timeout=120)
+        proc.send_signal(signal.SIGINT)  # while the long test runs: it has 30 s to go
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    out = (started + rest).decode()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "KeyboardInterrupt" in out
     assert "NotebookInterrupt" not in out
@@ -143,8 +163,8 @@ def test_the_default_timeout_is_documented_and_can_be_switched_off(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(["# TEST\nimport time\ntime.sleep(0.2)"])
-    run(pytester, "--ntdd-timeout", "0", "nb.ipynb").assert_outcomes(passed=1)
-    result = pytester.runpytest("--help")
+    run(pytester, "--ntdd", "--ntdd-timeout", "0", "nb.ipynb").assert_outcomes(passed=1)
+    result = run(pytester, "--help")
     result.stdout.fnmatch_lines(["*--ntdd-timeout=SECONDS*", "*default 600, 0 for none*"])
 
 
@@ -160,7 +180,7 @@ def test_a_timeout_holds_whatever_the_cell_does(
     notebook: Any, pytester: pytest.Pytester, cell: str
 ) -> None:
     notebook(["import time", f"# TEST: stubborn\n{cell}", "# TEST: next\nassert True"])
-    result = run(pytester, "--ntdd-timeout", "0.5", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "0.5", "nb.ipynb")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*timed out after 0.5 s*"])
 
@@ -168,15 +188,13 @@ def test_a_timeout_holds_whatever_the_cell_does(
 def test_a_timeout_is_not_an_exception_a_cell_may_raise_as_marked(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
-    from conftest import code
-
     notebook(
         [
             code("import time\ntime.sleep(30)", tags=["raises-exception"]),
             "# TEST: after\nassert True",
         ]
     )
-    result = run(pytester, "--ntdd-timeout", "0.5", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "0.5", "nb.ipynb")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*raised NtddTimeout*"])
     result.stdout.no_fnmatch_line("*as marked*")
@@ -193,7 +211,7 @@ def test_a_timeout_waits_for_an_import_under_way(notebook: Any, pytester: pytest
             "# TEST: finds it whole\nassert slow_module.COMPLETE",
         ]
     )
-    result = run(pytester, "--ntdd-timeout", "0.3", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "0.3", "nb.ipynb")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*test_imports_slowly*timed out after 0.3 s*"])
 
@@ -203,7 +221,7 @@ def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
     notebook: Any, pytester: pytest.Pytester, mark: str
 ) -> None:
     notebook(["x = 1", f"# TEST: limited {mark}\nassert x", "# TEST: fine\nassert x"])
-    result = run(pytester, "nb.ipynb")
+    result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 2 (id *): bad marker: @timeout takes a number of seconds > 0*"]

@@ -7,14 +7,10 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, run
 
 from ntdd.commands.cli import main
 from ntdd.plugin.collect import NotebookModule
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
 def test_notebooks_are_collected_only_with_ntdd(notebook: Any, pytester: pytest.Pytester) -> None:
@@ -140,7 +136,7 @@ def test_each_notebook_has_its_own_namespace(notebook: Any, pytester: pytest.Pyt
     notebook(
         ["x = 'b'", "# TEST\nassert x == 'b'\nassert 'only_in_a' not in globals()"], name="b.ipynb"
     )
-    run(pytester, "--ntdd", ".", "-p", "no:randomly").assert_outcomes(passed=2)
+    run(pytester, "--ntdd", ".").assert_outcomes(passed=2)
 
 
 def test_the_namespace_is_released_after_the_last_test(
@@ -190,9 +186,7 @@ def test_a_failing_notebook_is_released_too(notebook: Any, pytester: pytest.Pyte
         name="a.ipynb",
     )
     notebook(["# TEST: next\nassert True"], name="b.ipynb")
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", "a.ipynb", "b.ipynb", "-s"
-    )
+    result = run(pytester, "--ntdd", "a.ipynb", "b.ipynb", "-s", subprocess=True)
     result.assert_outcomes(passed=1, failed=2)
     result.stdout.fnmatch_lines(["*alive: [[][]]*"])
 
@@ -200,7 +194,7 @@ def test_a_failing_notebook_is_released_too(notebook: Any, pytester: pytest.Pyte
 def test_a_failure_report_still_shows_its_locals(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST\ndef test_local():\n    marker_value = 41\n    assert marker_value == 42"])
     notebook(["# TEST: next\nassert True"], name="z.ipynb")
-    result = run(pytester, "--ntdd", "nb.ipynb", "z.ipynb", "--showlocals", "-p", "no:randomly")
+    result = run(pytester, "--ntdd", "nb.ipynb", "z.ipynb", "--showlocals")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["marker_value *= 41"])
 
@@ -296,8 +290,14 @@ def test_notebook_code_is_measured_by_pytest_cov(notebook: Any, pytester: pytest
         "def used():\n    return 1\n\n\ndef unused():\n    return 2\n"
     )
     notebook(["import mylib", "# TEST\nassert mylib.used() == 1"])
-    result = pytester.runpytest_subprocess(
-        "--ntdd", "nb.ipynb", "--cov=mylib", "--cov-report=term-missing"
+    result = run(
+        pytester,
+        "--ntdd",
+        "nb.ipynb",
+        "--cov=mylib",
+        "--cov-report=term-missing",
+        plugins=["pytest_cov"],
+        subprocess=True,
     )
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["mylib.py * 4 * 1 * 75%*6"])
@@ -315,20 +315,29 @@ def test_an_xdist_run_keeps_each_notebook_on_one_worker(
             ],
             name=f"{name}/nb.ipynb",
         )
-    result = pytester.runpytest_subprocess("--ntdd", "-n", "2", ".")
+    result = run(pytester, "--ntdd", "-n", "2", ".", plugins=["xdist"], subprocess=True)
     result.assert_outcomes(passed=24)
     for name in "abcd":
         assert len((pytester.path / name / "setups.txt").read_text().split()) == 1
 
 
+@pytest.mark.slow  # nbval starts a kernel
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.ipynb")))
 def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester, sample: str) -> None:
     pytest.importorskip("nbval")
     if sample != "data_prep.ipynb":
         pytest.importorskip("torch")
     shutil.copytree(SAMPLES, pytester.path / "nbs")
-    result = pytester.runpytest_subprocess(
-        "--ntdd", "--nbval-lax", f"nbs/{sample}", "-v", "-W", "ignore"
+    result = run(
+        pytester,
+        "--ntdd",
+        "--nbval-lax",
+        f"nbs/{sample}",
+        "-v",
+        "-W",
+        "ignore",
+        plugins=["nbval"],
+        subprocess=True,
     )
     assert result.ret == 0
     result.stdout.fnmatch_lines(
@@ -343,13 +352,14 @@ def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester, sample: st
     assert not [line for line in result.outlines if "::ipynb::Cell" in line and "FAILED" in line]
 
 
+@pytest.mark.slow  # nbval starts a kernel
 def test_an_unreadable_notebook_is_one_error_beside_nbval(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     pytest.importorskip("nbval")
     notebook(["x = 1", "# TEST\nassert x"], name="good.ipynb")
     (pytester.path / "bad.ipynb").write_text("")
-    result = pytester.runpytest_subprocess("--ntdd", "--nbval-lax", ".")
+    result = run(pytester, "--ntdd", "--nbval-lax", ".", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=2, skipped=1, errors=1)
     result.stdout.fnmatch_lines(["ntdd: bad.ipynb: empty file, not a notebook"])
 
@@ -363,11 +373,12 @@ def test_plan_warnings_are_shown_after_collection(notebook: Any, pytester: pytes
     )
 
 
+@pytest.mark.slow  # nbval starts a kernel
 def test_without_ntdd_nbval_still_runs_the_test_cells(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     pytest.importorskip("nbval")
     notebook(["x = 1", "# TEST: x\nassert x == 1"])
-    result = pytester.runpytest_subprocess("--nbval-lax", "nb.ipynb", "-v")
+    result = run(pytester, "--nbval-lax", "nb.ipynb", "-v", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=2)
     assert "run by ntdd" not in result.stdout.str()

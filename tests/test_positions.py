@@ -9,7 +9,7 @@ import importlib
 from typing import Any
 
 import pytest
-from conftest import code, requires_torch
+from conftest import code, requires_torch, run
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 
@@ -168,7 +168,7 @@ def test_notebook_order_is_kept_whatever_order_tests_were_collected_in(
     pytester.makeconftest(
         "def pytest_collection_modifyitems(items):\n    items.reverse()\n"  # before ntdd's
     )
-    result = pytester.runpytest("--ntdd", "nb.ipynb")
+    result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(passed=3)
     result.stdout.no_fnmatch_line("*ran out of notebook order*")
 
@@ -321,17 +321,17 @@ def test_listed_devices_that_are_missing_skip_and_the_rest_run_on_an_available_o
             "# TEST\ndef test_on(device):\n    assert torch.zeros(1, device=device).sum() == 0",
         ]
     )
-    result = pytester.runpytest("--ntdd", "--ntdd-devices", "cuda,cpu", "nb.ipynb", "-rs")
+    result = run(pytester, "--ntdd", "--ntdd-devices", "cuda,cpu", "nb.ipynb", "-rs")
     result.assert_outcomes(passed=2, skipped=1)
     result.stdout.fnmatch_lines(["*cuda: torch.cuda.is_available() is False*"])
-    result = pytester.runpytest("--ntdd", "--ntdd-devices", "cuda:1", "nb.ipynb", "-rs")
+    result = run(pytester, "--ntdd", "--ntdd-devices", "cuda:1", "nb.ipynb", "-rs")
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines(["*none of the devices is available (cuda:1: *"])
 
 
 def test_unknown_devices_are_a_usage_error(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST\nassert True"])
-    result = pytester.runpytest("--ntdd", "--ntdd-devices", "cpu,tpu", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-devices", "cpu,tpu", "nb.ipynb")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*devices are cpu, cuda, cuda:N or mps*; got tpu*"])
 
@@ -357,5 +357,5 @@ def test_each_device_has_its_own_namespace(
             "# TEST: plain runs on the first device\nassert seen == ['cpu']",
         ]
     )
-    result = pytester.runpytest("--ntdd", "--ntdd-devices", "cpu,cuda", "nb.ipynb", "-v")
+    result = run(pytester, "--ntdd", "--ntdd-devices", "cpu,cuda", "nb.ipynb", "-v")
     result.assert_outcomes(passed=3)

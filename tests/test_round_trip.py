@@ -6,7 +6,6 @@ export, `--check`, sync, nbconvert and the pre-commit hooks.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT, code, make_notebook
+from conftest import ROOT, code, make_notebook, run, sha
 
 from ntdd.commands import sync as sync_module
 from ntdd.commands.cli import main
@@ -26,7 +25,7 @@ CELLS = ["x = 2", "# TEST: x is two\nassert x == 2", "# TEST: x is even\nassert 
 
 
 def digest(*paths: Path) -> dict[Path, str]:
-    return {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in paths}
+    return {p: sha(p) for p in paths}
 
 
 def write(path: Path, cells: list[object], minor: int = 5) -> Path:
@@ -176,7 +175,7 @@ def test_every_module_name_is_one_pytest_collects(
     nb = write(pytester.path / f"{stem}.ipynb", CELLS)
     assert main(["export", str(nb)]) == 0
     assert (pytester.path / module).is_file()
-    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    run(pytester).assert_outcomes(passed=2)
 
 
 def test_output_folders_mirror_the_notebook_tree(tmp_path: Path) -> None:
@@ -225,7 +224,7 @@ def test_a_newline_in_a_notebook_name_is_escaped_in_the_header(pytester: pytest.
     module = next(pytester.path.glob("test_*.py"))
     header = parse_header(module.read_text())
     assert header is not None and header.notebook == nb.name
-    pytester.runpytest("-p", "no:cacheprovider", str(module)).assert_outcomes(passed=2)
+    run(pytester, str(module)).assert_outcomes(passed=2)
 
 
 def test_sync_of_notebooks_without_tests_writes_nothing_and_agrees_with_check(

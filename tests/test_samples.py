@@ -6,9 +6,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, requires_torch
+from conftest import SAMPLES, requires_torch, run
 
 from ntdd.commands.cli import main
+
+pytestmark = pytest.mark.slow  # each runs a sample notebook, most with torch, in a child process
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.ipynb"))
 TORCH_SAMPLES = {"tiny_classifier", "failure_modes"}
@@ -20,12 +22,6 @@ def samples(pytester: pytest.Pytester) -> Path:
     target = pytester.path / "sample_notebooks"
     shutil.copytree(SAMPLES, target)
     return target
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    """A pytest run in a subprocess: torch's lazily imported parts cannot be
-    imported twice in one process, which pytester's in-process runs would do."""
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-W", "ignore", *args)
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
@@ -40,8 +36,10 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
         pytest.importorskip("torch")
     notebook = samples / f"{name}.ipynb"
     assert main(["export", str(notebook), "-o", str(pytester.path / "generated")]) == 0
-    exported = run(pytester, "generated")
-    collected = run(pytester, "--ntdd", str(notebook))
+    # In processes of their own: torch's lazily imported parts cannot be imported
+    # twice in one process, which pytester's in-process runs would do.
+    exported = run(pytester, "-W", "ignore", "generated", subprocess=True)
+    collected = run(pytester, "-W", "ignore", "--ntdd", str(notebook), subprocess=True)
     assert outcomes(exported) == outcomes(collected)
     assert exported.ret == collected.ret == 0
     counts = outcomes(collected)
@@ -53,7 +51,7 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
 def test_the_torch_samples_have_device_tests_that_run_per_device(
     samples: Path, pytester: pytest.Pytester
 ) -> None:
-    result = run(pytester, "--ntdd", str(samples), "-v")
+    result = run(pytester, "-W", "ignore", "--ntdd", str(samples), "-v", subprocess=True)
     result.stdout.fnmatch_lines(
         [
             "*tiny_classifier.ipynb::test_model_lives_on_the_device_under_test[[]cpu[]] PASSED*",
@@ -68,7 +66,5 @@ def test_the_sample_without_torch_never_imports_it(
     import sys
 
     monkeypatch.setitem(sys.modules, "torch", None)
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--ntdd", str(samples / "data_prep.ipynb")
-    )
+    result = run(pytester, "--ntdd", str(samples / "data_prep.ipynb"))
     result.assert_outcomes(passed=3, xfailed=1)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, md, requires_torch
+from conftest import code, md, requires_torch, run
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 
@@ -345,7 +345,7 @@ def test_device_tests_run_per_device_with_the_device_variable_pinned(
 
 def test_devices_can_be_chosen(notebook: Any, pytester: Any) -> None:
     notebook(["# TEST\ndef test_d(device):\n    assert str(device) == 'cpu'"])
-    result = pytester.runpytest("--ntdd", "--ntdd-devices", "cpu", "nb.ipynb", "-v")
+    result = run(pytester, "--ntdd", "--ntdd-devices", "cpu", "nb.ipynb", "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*::test_d[[]cpu[]] PASSED*"])
 

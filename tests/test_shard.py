@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -78,13 +80,9 @@ def test_a_corrupt_durations_file_is_refused(tmp_path: Path, text: str) -> None:
 # -- pytest --ntdd-shard ---------------------------------------------------------
 
 
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", "--ntdd", *args)
-
-
-def collected(pytester: pytest.Pytester, *args: str) -> list[str]:
+def collected(pytester: pytest.Pytester, *args: str, plugins: Sequence[str] = ()) -> list[str]:
     """The node ids a (sharded) run would run."""
-    result = run(pytester, "--co", "-q", *args)
+    result = run(pytester, "--ntdd", "--co", "-q", *args, plugins=plugins)
     return [line for line in result.outlines if "::" in line]
 
 
@@ -114,7 +112,7 @@ def test_the_shards_are_disjoint_and_cover_the_run(
 def test_a_sharded_run_deselects_the_other_shards_and_says_what_it_got(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:
-    result = run(pytester, "--ntdd-shard", "1/3", ".")
+    result = run(pytester, "--ntdd", "--ntdd-shard", "1/3", ".")
     result.assert_outcomes(passed=6, deselected=11)
     result.stdout.fnmatch_lines(
         [
@@ -151,7 +149,7 @@ def test_a_durations_file_that_knows_none_of_the_files_says_so(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:
     (pytester.path / "durations.json").write_text(json.dumps({"elsewhere.ipynb": 3.0}))
-    result = run(pytester, "--ntdd-shard=1/3", "--ntdd-durations=durations.json", ".")
+    result = run(pytester, "--ntdd", "--ntdd-shard=1/3", "--ntdd-durations=durations.json", ".")
     result.assert_outcomes(passed=6, deselected=11)  # as by count
     result.stdout.fnmatch_lines(
         ["ntdd: shard 1/3: 2 of 6 * (the durations file has none of them: balanced by test count)"]
@@ -161,7 +159,7 @@ def test_a_durations_file_that_knows_none_of_the_files_says_so(
 def test_a_missing_durations_file_balances_by_count_and_says_so(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:
-    result = run(pytester, "--ntdd-shard", "1/3", "--ntdd-durations", "none.json", ".")
+    result = run(pytester, "--ntdd", "--ntdd-shard", "1/3", "--ntdd-durations", "none.json", ".")
     result.assert_outcomes(passed=6, deselected=11)
     result.stdout.fnmatch_lines(
         [
@@ -187,7 +185,7 @@ def test_bad_shard_options_are_usage_errors(
     notebooks: list[str], pytester: pytest.Pytester, args: list[str], message: str
 ) -> None:
     (pytester.path / "bad.json").write_text("[]")
-    result = run(pytester, *args, ".")
+    result = run(pytester, "--ntdd", *args, ".")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
 
@@ -195,10 +193,13 @@ def test_bad_shard_options_are_usage_errors(
 def test_a_shard_with_nothing_to_run_passes(notebook: Any, pytester: pytest.Pytester) -> None:
     """A pull request that touches one notebook, in a matrix of four shards."""
     notebook(["# TEST\nassert True"])
-    result = run(pytester, "--ntdd-shard", "4/4", "nb.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-shard", "4/4", "nb.ipynb")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["ntdd: shard 4/4 has nothing to run*"])
-    assert run(pytester, "-k", "nothing", "nb.ipynb").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert (
+        run(pytester, "--ntdd", "-k", "nothing", "nb.ipynb").ret
+        == pytest.ExitCode.NO_TESTS_COLLECTED
+    )
 
 
 def test_durations_are_stored_per_file_and_merged(
@@ -207,7 +208,7 @@ def test_durations_are_stored_per_file_and_merged(
     store = pytester.path / "out" / "durations.json"
     store.parent.mkdir()
     store.write_text(json.dumps({"elsewhere.ipynb": 7.0, "nb1.ipynb": 99.0}))
-    result = run(pytester, "--ntdd-store-durations", "out/durations.json", ".")
+    result = run(pytester, "--ntdd", "--ntdd-store-durations", "out/durations.json", ".")
     result.stdout.fnmatch_lines(["ntdd: durations of 6 notebooks and test files recorded in *"])
     recorded = json.loads(store.read_text())
     assert set(recorded) == {*notebooks, "elsewhere.ipynb"}
@@ -220,7 +221,9 @@ def test_store_durations_sums_setup_call_and_teardown(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(["import time\ntime.sleep(0.3)", "# TEST\nimport time\ntime.sleep(0.2)"])
-    run(pytester, "--ntdd-store-durations", "d.json", "nb.ipynb").assert_outcomes(passed=1)
+    run(pytester, "--ntdd", "--ntdd-store-durations", "d.json", "nb.ipynb").assert_outcomes(
+        passed=1
+    )
     assert json.loads((pytester.path / "d.json").read_text())["nb.ipynb"] >= 0.5
 
 
@@ -228,7 +231,10 @@ def test_nbvals_items_go_with_their_notebook(notebook: Any, pytester: pytest.Pyt
     pytest.importorskip("nbval")
     for name in "abc":
         notebook(["x = 1", "# TEST: t\nassert x"], name=f"{name}.ipynb")
-    shards = [collected(pytester, "--nbval-lax", "--ntdd-shard", f"{k}/3") for k in (1, 2, 3)]
+    shards = [
+        collected(pytester, "--nbval-lax", "--ntdd-shard", f"{k}/3", plugins=["nbval"])
+        for k in (1, 2, 3)
+    ]
     for shard in shards:
         assert len({nodeid.split("::")[0] for nodeid in shard}) == 1
         assert len(shard) == 3  # ntdd's test and nbval's two cells
@@ -238,10 +244,9 @@ def test_xdist_workers_shard_alike_and_the_controller_stores_durations(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:
     pytest.importorskip("xdist")
-    alone = run(pytester, "--ntdd-shard", "2/3", "-v", ".")
-    spread = pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
+    alone = run(pytester, "--ntdd", "--ntdd-shard", "2/3", "-v", ".")
+    spread = run(
+        pytester,
         "--ntdd",
         "--ntdd-shard",
         "2/3",
@@ -251,6 +256,8 @@ def test_xdist_workers_shard_alike_and_the_controller_stores_durations(
         "--ntdd-store-durations",
         "d.json",
         ".",
+        plugins=["xdist"],
+        subprocess=True,
     )
     spread.assert_outcomes(passed=6)
 
@@ -268,15 +275,23 @@ def test_xdist_workers_shard_alike_and_the_controller_stores_durations(
 def test_an_empty_shard_passes_under_xdist_too(notebook: Any, pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     notebook(["# TEST\nassert True"])
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--ntdd", "--ntdd-shard", "2/2", "-n", "2", "nb.ipynb"
+    result = run(
+        pytester,
+        "--ntdd",
+        "--ntdd-shard",
+        "2/2",
+        "-n",
+        "2",
+        "nb.ipynb",
+        plugins=["xdist"],
+        subprocess=True,
     )
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["ntdd: shard 2/2 has nothing to run*"])
 
 
 def test_the_shard_options_are_in_pytest_help(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest("--help")
+    result = run(pytester, "--help")
     result.stdout.fnmatch_lines(
         [
             "*--ntdd-shard=K/N*",

@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from conftest import run
 
 from ntdd.plugin.summary import Problem, render
 
@@ -23,7 +24,7 @@ def test_the_summary_counts_outcomes_and_lists_failures_with_their_cell(
 ) -> None:
     notebook(CELLS)
     (pytester.path / "summary.md").write_text("earlier steps wrote this\n")
-    result = pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "--ntdd-summary=summary.md")
+    result = run(pytester, "--ntdd", "--ntdd-summary=summary.md")
     result.assert_outcomes(passed=1, failed=1, skipped=1, xfailed=1)
     text = (pytester.path / "summary.md").read_text()
     lines = text.splitlines()
@@ -41,7 +42,7 @@ def test_a_setup_error_and_a_collection_error_are_listed(
 ) -> None:
     notebook(["1 / 0", "# TEST: t\nassert True"], name="setup.ipynb")
     (pytester.path / "broken.ipynb").write_text("")
-    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "--ntdd-summary", "s.md", ".")
+    run(pytester, "--ntdd", "--ntdd-summary", "s.md", ".")
     text = (pytester.path / "s.md").read_text()
     assert text.startswith("### ❌ ntdd: 2 error in ")
     assert "| `broken.ipynb` | error | collection | ntdd: broken.ipynb: empty file" in text
@@ -50,7 +51,7 @@ def test_a_setup_error_and_a_collection_error_are_listed(
 
 def test_a_green_run_is_one_line(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(CELLS[:2])
-    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", "--ntdd-summary=s.md", "nb.ipynb")
+    run(pytester, "--ntdd", "--ntdd-summary=s.md", "nb.ipynb")
     text = (pytester.path / "s.md").read_text()
     assert text.startswith("### ✅ ntdd: 1 passed in ") and text.count("\n") == 2
 
@@ -61,8 +62,15 @@ def test_under_xdist_only_the_controller_writes_it(
     pytest.importorskip("xdist")
     for name in "ab":
         notebook(CELLS, name=f"{name}.ipynb")
-    result = pytester.runpytest_subprocess(
-        "-p", "no:cacheprovider", "--ntdd", "-n", "2", "--ntdd-shard=1/1", "--ntdd-summary=s.md"
+    result = run(
+        pytester,
+        "--ntdd",
+        "-n",
+        "2",
+        "--ntdd-shard=1/1",
+        "--ntdd-summary=s.md",
+        plugins=["xdist"],
+        subprocess=True,
     )
     result.assert_outcomes(passed=2, failed=2, skipped=2, xfailed=2)
     text = (pytester.path / "s.md").read_text()
@@ -79,4 +87,4 @@ def test_a_long_list_of_failures_is_cut_short() -> None:
 
 
 def test_the_summary_option_is_in_pytest_help(pytester: pytest.Pytester) -> None:
-    pytester.runpytest("--help").stdout.fnmatch_lines(["*--ntdd-summary=FILE*"])
+    run(pytester, "--help").stdout.fnmatch_lines(["*--ntdd-summary=FILE*"])

@@ -13,7 +13,7 @@ from typing import Any
 
 import jupytext
 import pytest
-from conftest import code, make_notebook
+from conftest import code, make_notebook, run
 
 from ntdd.commands.cli import main
 from ntdd.errors import NotebookReadError
@@ -132,10 +132,6 @@ def test_export_names_a_text_notebooks_module_apart_from_the_notebook(
 
 
 # -- pytest --ntdd ---------------------------------------------------------------
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest("-p", "no:cacheprovider", *args)
 
 
 def test_pytest_ntdd_runs_percent_and_myst_notebooks(pytester: pytest.Pytester) -> None:
