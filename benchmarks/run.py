@@ -564,6 +564,13 @@ class Workload:
 
 
 KERNEL_PEERS = ("nbval", "nbmake", "ipykernel")
+
+
+def _summary(measure: Callable[..., object]) -> str:
+    """A workload's one-line description: its docstring's first line."""
+    return (measure.__doc__ or "").strip().splitlines()[0] if measure.__doc__ else ""
+
+
 WORKLOADS = {
     "corpus": Workload(corpus, KERNEL_PEERS),
     "heavy": Workload(heavy, KERNEL_PEERS),
@@ -612,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, workload in WORKLOADS.items():
             needs = f" [needs {', '.join(workload.peers)}]" if workload.peers else ""
             extra = "" if workload.default else " (not run by default)"
-            print(f"{name:<11} {(workload.measure.__doc__ or '').strip()}{needs}{extra}")
+            print(f"{name:<11} {_summary(workload.measure)}{needs}{extra}")
         return 0
     chosen = args.workload or [name for name, w in WORKLOADS.items() if w.default]
     missing = missing_peers(chosen)
@@ -631,7 +638,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ntdd-bench-") as scratch:
         context = Context(Path(scratch), sizes, args.warmup, args.rounds)
         for name in chosen:
-            say(f"{name}: {(WORKLOADS[name].measure.__doc__ or '').strip()}")
+            say(f"{name}: {_summary(WORKLOADS[name].measure)}")
             section = WORKLOADS[name].measure(context)
             print(section.markdown(), flush=True)
             report.append(section.markdown())
