@@ -97,10 +97,18 @@ class ModuleCache:
 
 
 @functools.lru_cache(maxsize=8)
+@functools.cache
 def _salt(assert_mode: str) -> str:
-    """What every entry of this process depends on besides its notebook."""
-    code = sorted(Path(__file__).parent.glob("*.py"))  # a changed checkout recompiles
-    stamps = [f"{p.name}:{p.stat().st_mtime_ns}:{p.stat().st_size}" for p in code]
+    """What every entry of this process depends on besides its notebook.
+
+    Worked out once per process: it stats every module of ntdd (a changed
+    checkout recompiles) and hashes the templates.
+    """
+    package = Path(__file__).resolve().parents[1]
+    stamps = []
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        stamps.append(f"{path.relative_to(package).as_posix()}:{stat.st_mtime_ns}:{stat.st_size}")
     return "|".join(
         [
             _MAGIC,
