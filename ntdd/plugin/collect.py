@@ -33,7 +33,6 @@ class NotebookModule(pytest.Module):
 
     read_error: NtddError | None = None
     plan_warnings: tuple[str, ...] = ()  # shown once collection is done
-    _data: bytes | None = None
     _entry: Entry | None = None  # what collecting it produced, from the cache or made now
 
     def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
@@ -54,12 +53,12 @@ class NotebookModule(pytest.Module):
     def _load(self) -> None:
         path = _shortest(self.path)
         try:
-            self._data = read_bytes(path)
+            data = read_bytes(path)  # not kept: a notebook's outputs can be large
             cache = ModuleCache.of(self.config)
-            key = self._key(cache, self._data) if cache is not None else ""
+            key = self._key(cache, data) if cache is not None else ""
             self._entry = cache.load(key) if cache is not None else None
             if self._entry is None:
-                self._entry = self._collect(path, self._data)
+                self._entry = self._collect(path, data)
                 if cache is not None:
                     cache.store(key, self._entry)
         except NtddError as e:
