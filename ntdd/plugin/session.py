@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import inspect
 import linecache
+import sys
 import types
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -145,6 +147,26 @@ class NtddSession:
         timeout.uninstall_wakeup()
 
     @pytest.hookimpl(tryfirst=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """One pass of the garbage collector at exit, not pytest's two.
+
+        pytest collects garbage twice as it closes (at unconfigure and at
+        cleanup) to report objects whose `__del__` raised; with torch imported
+        by a notebook each pass walks its whole heap (0.2 s). The pass is done
+        once here, before pytest's, and pytest's are set to none in the stash
+        key pytest has for that (its own pytester does the same); what the pass
+        finds is still reported by pytest.
+        """
+        try:
+            from _pytest.unraisableexception import gc_collect_iterations_key as key
+        except ImportError:  # another pytest: it collects as it always did
+            return
+        default = 5 if sys.implementation.name == "pypy" else 1  # pytest's own defaults
+        for _ in range(config.stash.get(key, default)):
+            gc.collect()
+        config.stash[key] = 0
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         """An `async def` test of a notebook awaits on the notebook's event loop."""
         module = _notebook_module(pyfuncitem)
@@ -207,10 +229,13 @@ class NtddSession:
             )
         if where is not None and call.excinfo is not None and call.when == "call":
             _add_note(call.excinfo.value, item)
+        runtime = _runtime(item)
+        failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
+        if failure is not None and _expected_failure(item, failure.value):
+            _keep_notebook_frames(failure, runtime)
         report = yield
         if where is not None:
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
-        runtime = _runtime(item)
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
@@ -321,6 +346,50 @@ def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocati
             found = CellLocation(runtime.display_path, index, cell_id, tb.tb_lineno, "", text)
         tb = tb.tb_next
     return found
+
+
+def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
+    """Whether pytest will report *error* as an xfail: the test's first xfail mark
+    has no condition, and its `raises`, if any, is a class the error is an instance of.
+
+    Marks with conditions, and `raises` given as a matcher, are left to pytest
+    (this answers no), as is everything under `--runxfail`.
+    """
+    if item.config.getoption("runxfail", False):
+        return False
+    mark = item.get_closest_marker("xfail")
+    if mark is None or mark.args or "condition" in mark.kwargs:
+        return False
+    raises = mark.kwargs.get("raises")
+    if raises is None:
+        return True
+    return isinstance(raises, type | tuple) and isinstance(error, raises)
+
+
+def _keep_notebook_frames(
+    excinfo: pytest.ExceptionInfo[BaseException], runtime: NotebookRuntime
+) -> None:
+    """An expected failure's report keeps the notebook's frames only.
+
+    pytest writes every failure's report, an xfail's too, though it never
+    prints an xfail's; formatting a frame reads and parses its whole source
+    file, and for a frame in torch that is a 7,000-line module (a quarter of
+    a second for one xfail). The notebook's frames still say where it failed;
+    `hold_failure` still gets the original traceback, whose frames it frees.
+    """
+    kept = []
+    tb: types.TracebackType | None = excinfo.tb
+    while tb is not None:
+        if runtime.runs_code_of(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    # A chain of its own: pytest cuts a traceback at the test's frame and
+    # follows `tb_next` from there, which in the original leads into torch.
+    chain: types.TracebackType | None = None
+    for entry in reversed(kept):
+        chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    if chain is not None:
+        excinfo.traceback = type(excinfo.traceback)(chain)
 
 
 def _description(item: pytest.Item, where: CellLocation) -> str:

@@ -429,6 +429,10 @@ class NotebookRuntime:
         test = self.layout.test_at(code.co_firstlineno)
         return test.index if test is not None else END
 
+    def runs_code_of(self, filename: str) -> bool:
+        """Whether code compiled under *filename* is this notebook's: its module or a cell."""
+        return filename == self.filename or filename.startswith(f"{self.display_path} (")
+
     def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
         """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.
 
