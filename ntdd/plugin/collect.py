@@ -8,6 +8,7 @@ functions, fixtures, parametrization.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import sys
@@ -68,7 +69,7 @@ class NotebookModule(pytest.Module):
 
     def _key(self, cache: ModuleCache, data: bytes) -> str:
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        return cache.key(data, self._filename(), str(self.path.resolve()), repr(parameters))
+        return cache.key(data, self._filename(), str(self._resolved), repr(parameters))
 
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
@@ -78,8 +79,13 @@ class NotebookModule(pytest.Module):
         code = compile_rewritten(source, self._filename(), self.config)
         return Entry(source, code, plan.warnings)
 
+    @functools.cached_property
+    def _resolved(self) -> Path:
+        return self.path.resolve()
+
     def _filename(self) -> str:
-        return f"{_display(self.path, self.config)} (ntdd module)"  # no <...>: pytest hides it
+        name = _display(self.path, self._resolved, self.config)
+        return f"{name} (ntdd module)"  # no <...>: pytest hides it
 
     def _getobj(self) -> types.ModuleType:
         if self._entry is None and self.read_error is None:
@@ -88,15 +94,19 @@ class NotebookModule(pytest.Module):
             raise self.CollectError(f"ntdd: {self.read_error}") from self.read_error
         assert self._entry is not None
         self.plan_warnings = self._entry.warnings
-        return import_compiled(self.path, self._entry, self._filename())
+        return import_compiled(self.path, self._entry, self._filename(), self._resolved)
 
 
-def import_compiled(notebook: Path, entry: Entry, filename: str) -> types.ModuleType:
-    """Execute a compiled module in memory, as if exported beside *notebook*."""
+def import_compiled(
+    notebook: Path, entry: Entry, filename: str, resolved: Path | None = None
+) -> types.ModuleType:
+    """Execute a compiled module in memory, as if exported beside *notebook*.
+
+    *resolved* is the notebook's real path, when the caller has it already.
+    """
     virtual_file = module_path(notebook)
-    name = (
-        f"ntdd_{virtual_file.stem}_{hashlib.sha1(str(notebook.resolve()).encode()).hexdigest()[:8]}"
-    )
+    real = resolved or notebook.resolve()
+    name = f"ntdd_{virtual_file.stem}_{hashlib.sha1(str(real).encode()).hexdigest()[:8]}"
     module = types.ModuleType(name)
     module.__file__ = str(virtual_file.resolve())
     module.__loader__ = _SourceLoader(entry.source)  # type: ignore[assignment]
@@ -119,9 +129,9 @@ def _shortest(path: Path) -> Path:
         return path
 
 
-def _display(path: Path, config: pytest.Config) -> str:
+def _display(path: Path, resolved: Path, config: pytest.Config) -> str:
     try:
-        return path.resolve().relative_to(config.rootpath).as_posix()
+        return resolved.relative_to(config.rootpath).as_posix()
     except ValueError:
         return str(path)
 

@@ -30,6 +30,7 @@ from ntdd.format.module import FORMAT, render_fingerprint
 from ntdd.pipeline.templates import module_templates
 
 _MAGIC = "ntdd-module-1"
+_session_cache = pytest.StashKey["ModuleCache | None"]()
 
 
 @dataclass(frozen=True)
@@ -47,15 +48,18 @@ class ModuleCache:
     def __init__(self, folder: Path, salt: str) -> None:
         self.folder = folder
         self.salt = salt
+        self._made: set[Path] = set()  # subfolders known to exist
 
     @classmethod
     def of(cls, config: pytest.Config) -> ModuleCache | None:
-        """The session's cache, or None when pytest's cache is switched off."""
-        cache = getattr(config, "cache", None)
-        if cache is None:
-            return None
-        mode = config.getoption("assertmode", "rewrite")
-        return cls(Path(cache.mkdir("ntdd-modules")), _salt(str(mode)))
+        """The session's cache, or None when pytest's cache is switched off; one per session."""
+        if _session_cache not in config.stash:
+            cache = getattr(config, "cache", None)
+            mode = config.getoption("assertmode", "rewrite")
+            config.stash[_session_cache] = (
+                cls(Path(cache.mkdir("ntdd-modules")), _salt(str(mode))) if cache else None
+            )
+        return config.stash[_session_cache]
 
     def key(self, data: bytes, *parts: str) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -82,7 +86,9 @@ class ModuleCache:
         path = self._path(key)
         data = marshal.dumps((_MAGIC, key, entry.source, entry.warnings, entry.code))
         with contextlib.suppress(OSError):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in self._made:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made.add(path.parent)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             try:
                 with os.fdopen(fd, "wb") as f:
@@ -96,7 +102,6 @@ class ModuleCache:
         return self.folder / key[:2] / f"{key}.ntddc"
 
 
-@functools.lru_cache(maxsize=8)
 @functools.cache
 def _salt(assert_mode: str) -> str:
     """What every entry of this process depends on besides its notebook.
