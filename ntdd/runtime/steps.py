@@ -10,7 +10,6 @@ of order), its tests run quietly, as the cell would have run in a kernel.
 from __future__ import annotations
 
 import ast
-import asyncio
 import contextlib
 import copy
 import functools
@@ -19,7 +18,7 @@ import linecache
 import types
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +26,9 @@ from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.notebook.cell_code import DEVICE, bound_names, source_lines, to_python
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.timeout import NtddTimeout
+
+if TYPE_CHECKING:
+    import asyncio
 
 # What a cell may raise without the notebook stopping: a kernel shows it and goes on.
 # (pytest's outcomes too: a test that calls pytest.skip() or .xfail() on the way.)
@@ -216,6 +218,8 @@ def _arguments(
 
 
 def new_loop() -> asyncio.AbstractEventLoop:
+    import asyncio  # only for a notebook that awaits: 20 ms of every run otherwise
+
     return asyncio.new_event_loop()
 
 
