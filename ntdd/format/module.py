@@ -24,6 +24,7 @@ The Jinja templates lay the module out; the pieces whose text `sync`,
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import re
@@ -136,8 +137,19 @@ def render_fingerprint(templates: list[Path]) -> str:
     committed modules current. (A change to how modules are rendered bumps
     `FORMAT`; the golden sample modules catch one that forgets to.)
     """
-    digest = hashlib.sha256(f"format {FORMAT}".encode())
+    stamps = []
     for path in templates:
+        stat = path.stat()
+        stamps.append((path, stat.st_mtime_ns, stat.st_size))
+    return _fingerprint(tuple(stamps))
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(stamps: tuple[tuple[Path, int, int], ...]) -> str:
+    """The templates' digest, read again only when one of them changed (every
+    module rendered would otherwise read and hash them all)."""
+    digest = hashlib.sha256(f"format {FORMAT}".encode())
+    for path, _, _ in stamps:
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
