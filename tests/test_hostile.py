@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import keyword
+import os
 from pathlib import Path
 
 import hypothesmith
@@ -20,10 +21,15 @@ from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import render_module
 
+# Examples per property: NTDD_EXAMPLES (150 by default); for any Python source drawn from
+# the grammar, each of which costs far more, NTDD_GRAMMAR_EXAMPLES (40 by default).
 SETTINGS = settings(
-    max_examples=int(__import__("os").environ.get("NTDD_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("NTDD_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
+)
+GRAMMAR_SETTINGS = settings(
+    SETTINGS, max_examples=int(os.environ.get("NTDD_GRAMMAR_EXAMPLES", "40"))
 )
 
 # -- cell sources with everything that could break a template or a quoting ----
@@ -137,7 +143,7 @@ def test_a_cell_of_functions_keeps_its_exact_ast(source: str) -> None:
 
 
 @pytest.mark.slow
-@SETTINGS
+@GRAMMAR_SETTINGS
 @given(hypothesmith.from_grammar())
 def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None:
     assume(source.strip())
