@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
-from conftest import HAVE_TORCH, SAMPLES, run
+from conftest import SAMPLES, run
 
 from ntdd.commands.cli import main
 from ntdd.plugin.collect import NotebookModule
@@ -321,26 +321,23 @@ def test_an_xdist_run_keeps_each_notebook_on_one_worker(
         assert len((pytester.path / name / "setups.txt").read_text().split()) == 1
 
 
-@pytest.mark.slow  # nbval starts a kernel per notebook
+@pytest.mark.slow  # nbval starts a kernel
 def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester) -> None:
-    """Every sample, in one session: nbval runs the cells in a kernel, ntdd the tests.
+    """nbval runs a sample's cells in a kernel and leaves its `# TEST` cells to ntdd.
 
-    In a child process: nbval's kernels leave a file to the garbage collector,
-    whose ResourceWarning this suite's warning filters would turn into errors.
+    The sample without torch: every sample runs so in the project's workflow,
+    whose every step tests/test_workflows.py runs. In a child process: nbval's
+    kernels leave a file to the garbage collector, whose ResourceWarning this
+    suite's warning filters would turn into errors.
     """
     pytest.importorskip("nbval")
     shutil.copytree(SAMPLES, pytester.path / "nbs")
-    samples = sorted(
-        p.name
-        for p in SAMPLES.glob("*.ipynb")
-        if HAVE_TORCH or "torch" not in p.read_text(encoding="utf-8")
-    )
-    paths = [f"nbs/{sample}" for sample in samples]
+    sample = "data_prep.ipynb"
     result = run(
         pytester,
         "--ntdd",
         "--nbval-lax",
-        *paths,
+        f"nbs/{sample}",
         "-v",
         "-W",
         "ignore",
@@ -348,16 +345,15 @@ def test_nbval_and_ntdd_run_in_one_session(pytester: pytest.Pytester) -> None:
         subprocess=True,
     )
     assert result.ret == 0
-    for sample in samples:
-        result.stdout.fnmatch_lines(
-            [f"nbs/{sample}::test_*PASSED*", f"nbs/{sample[:-6]}::ipynb::Cell 0 PASSED*"]
-        )
-        test_cells = [
-            line
-            for line in result.outlines
-            if f"{sample[:-6]}::ipynb::Cell" in line and "SKIPPED (run by ntdd)" in line
-        ]
-        assert test_cells, sample  # nbval leaves the # TEST cells to ntdd
+    result.stdout.fnmatch_lines(
+        [f"nbs/{sample}::test_*PASSED*", f"nbs/{sample[:-6]}::ipynb::Cell 0 PASSED*"]
+    )
+    test_cells = [
+        line
+        for line in result.outlines
+        if "::ipynb::Cell" in line and "SKIPPED (run by ntdd)" in line
+    ]
+    assert test_cells  # nbval leaves the # TEST cells to ntdd
     assert not [line for line in result.outlines if "::ipynb::Cell" in line and "FAILED" in line]
 
 

@@ -535,6 +535,19 @@ def test_every_run_step_of_the_notebooks_workflow_works_on_a_push(tmp_path: Path
     report = (tmp_path / "ntdd-junit.xml").read_text()
     assert 'name="test_one_logit_per_class"' in report
     assert "✅ ntdd:" in done.summary and " passed" in done.summary
+    # Beside nbval: it ran each sample's cells in a kernel and left the # TEST cells to ntdd.
+    root = ET.parse(tmp_path / "ntdd-junit.xml").getroot()
+    for notebook in picked:
+        cases = [
+            c for c in root.iter("testcase") if c.get("classname") == notebook.replace("/", ".")
+        ]
+        skips = {c.get("name"): c.find("skipped") for c in cases}
+        assert any(name.startswith("test_") and skip is None for name, skip in skips.items())
+        assert "Cell 0" in skips and skips["Cell 0"] is None, notebook
+        assert any(s is not None and s.get("message") == "run by ntdd" for s in skips.values())
+        assert not [
+            c for c in cases if c.find("failure") is not None or c.find("error") is not None
+        ]
 
 
 @pytest.mark.slow
