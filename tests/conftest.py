@@ -98,6 +98,33 @@ def nb(tmp_path: Path) -> Path:
     return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
 
 
+# -- xdist groups ----------------------------------------------------------------
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, a test's `xdist_group` as the suffix of its node id.
+
+    pytest-xdist writes it into `item._nodeid`, which pytest 9.2's structured node ids
+    no longer read (pytest-xdist#1386): the groups were silently ignored, so tests that
+    share a module's expensive fixture each paid for it on another worker. Written
+    here where pytest keeps the id, until pytest-xdist does it itself.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:  # an older pytest, where pytest-xdist's own suffix works
+        return
+    for item in items:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        if groups and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(groups))}")
+
+
 # -- pytest runs inside the tests -------------------------------------------------
 #
 # A machine may have any pytest plugins installed (pytest-randomly, pytest-timeout,
