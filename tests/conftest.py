@@ -21,27 +21,39 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # The notebooks here are tiny; torch's thread pools only fight each other when
 # xdist workers and kernels share two cores (a 3 s cell took 90 s that way).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-if HAVE_TORCH:
-    # pytester's in-process runs drop modules imported during a run; torch
-    # cannot be imported twice in one process, so it is imported up front,
-    # and so are the hundreds of modules its first optimizer step imports.
-    import torch
 
-    _weight = torch.nn.Parameter(torch.zeros(1))
-    _weight.sum().backward()
-    torch.optim.SGD([_weight], lr=0.1).step()
 
-# The same goes for plugins that pytest loads in every in-process run: held
-# here, they are imported once instead of once per run.
-for _plugin in (
-    "nbval.plugin",
-    "nbmake.pytest_plugin",
-    "xdist.plugin",
-    "pytest_cov.plugin",
-    "hypothesis",
-):
-    with contextlib.suppress(ImportError):
-        importlib.import_module(_plugin)
+def _warm_up() -> None:
+    """What pytester's in-process runs must not import themselves, imported up front."""
+    if HAVE_TORCH:
+        # pytester's in-process runs drop modules imported during a run; torch
+        # cannot be imported twice in one process, so it is imported up front,
+        # and so are the hundreds of modules its first optimizer step imports.
+        import torch
+
+        weight = torch.nn.Parameter(torch.zeros(1))
+        weight.sum().backward()
+        torch.optim.SGD([weight], lr=0.1).step()
+    # The same goes for plugins that pytest loads in every in-process run: held
+    # here, they are imported once instead of once per run.
+    for plugin in (
+        "nbval.plugin",
+        "nbmake.pytest_plugin",
+        "xdist.plugin",
+        "pytest_cov.plugin",
+        "hypothesis",
+    ):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(plugin)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Warm up where tests run: not in xdist's controller, which runs none (and which
+    would hold its workers back by the seconds torch takes to import)."""
+    controller = bool(getattr(config.option, "numprocesses", None))
+    if not controller or "PYTEST_XDIST_WORKER" in os.environ:
+        _warm_up()
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_notebooks"
