@@ -7,7 +7,6 @@ import keyword
 import os
 from pathlib import Path
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -142,9 +141,17 @@ def test_a_cell_of_functions_keeps_its_exact_ast(source: str) -> None:
     assert ast.dump(ast.parse(region.text)) == ast.dump(ast.parse(normalize_newlines(cell)))
 
 
+def python_sources() -> st.SearchStrategy[str]:
+    """Any Python source, from the grammar; built when a test first draws one, not when
+    every worker collects this module (a second and a half)."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
 @pytest.mark.slow
 @GRAMMAR_SETTINGS
-@given(hypothesmith.from_grammar())
+@given(st.deferred(python_sources))
 def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None:
     assume(source.strip())
     plan = make_plan(notebook("# TEST: any\n" + source, "# TEST: other\nassert True"))
