@@ -3,6 +3,7 @@
     python benchmarks/faults.py              # 10 paired rounds (about 4 minutes)
     python benchmarks/faults.py --runs 20
     python benchmarks/faults.py --notebook path/to/nb.ipynb
+    python benchmarks/faults.py --faults nan,shape   # some of the faults only
 
 On `sample_notebooks/failure_modes.ipynb` (by default), three commands run
 turn about in fresh processes, after a warm-up round: one `pytest --ntdd`
@@ -36,13 +37,15 @@ TARGET = 3.0
 BIN = Path(sys.executable).parent
 
 
-def commands(notebook: str) -> dict[str, list[str]]:
+def commands(notebook: str, faults: str | None = None) -> dict[str, list[str]]:
+    """The commands compared; *faults* (comma-separated) limits the faults, all by default."""
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts="]
-    ntdd = [str(BIN / "ntdd"), "faults", notebook]
+    ntdd = [str(BIN / "ntdd"), "faults", notebook, *(["--faults", faults] if faults else [])]
+    count = len(faults.split(",")) if faults else 12
     return {
         "one test run: `pytest --ntdd`": [*pytest, "--ntdd", notebook],
-        "`ntdd faults` (12 faults, forked)": ntdd,
-        "`ntdd faults --no-fork` (12 faults, one run each)": [*ntdd, "--no-fork"],
+        f"`ntdd faults` ({count} faults, forked)": ntdd,
+        f"`ntdd faults --no-fork` ({count} faults, one run each)": [*ntdd, "--no-fork"],
     }
 
 
@@ -112,6 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="paired rounds")
     parser.add_argument("--warmup", type=int, default=1, help="rounds run first and not kept")
     parser.add_argument("--notebook", type=Path, default=SAMPLE, help="the notebook to run")
+    parser.add_argument("--faults", help="comma-separated faults to inject (default: all)")
     parser.add_argument("--out", type=Path, help="also write the table to this file")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ntdd-faults-bench-") as tmp:
@@ -120,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cpu: dict[str, list[float]] = {}
         measures = {
             name: timed(command, folder, cpu.setdefault(name, []))
-            for name, command in commands(args.notebook.name).items()
+            for name, command in commands(args.notebook.name, args.faults).items()
         }
         walls = interleaved(measures, args.runs, args.warmup)
     cpus = {name: Figure(tuple(times[-args.runs :])) for name, times in cpu.items()}

@@ -1,5 +1,27 @@
 """ntdd's defaults, in a module of their own: the pytest plugin needs them for
-`--help` on every run, before anything else of ntdd is imported."""
+`--help` on every run, before anything else of ntdd is imported. And how
+ntdd's own in-process pytest runs make sure they have that plugin."""
+
+from typing import Any
 
 DEFAULT_DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
+
+PLUGIN = "ntdd.plugin"  # the plugin's module; "ntdd" is the name its entry point gives it
+
+
+class LoadsPlugin:
+    """A plugin of ntdd's in-process pytest runs (`ntdd faults`, `%ntdd`): it loads
+    ntdd's plugin into a run that has not loaded it.
+
+    Where PYTEST_DISABLE_PLUGIN_AUTOLOAD is set, no entry point loads it. Giving
+    `-p ntdd.plugin` instead would not do: where the entry point does load it,
+    the same module would be registered under two names, which pluggy refuses.
+    So the run looks once pytest has loaded what `-p`, the entry points and
+    PYTEST_PLUGINS name, and before it reads `--ntdd` off the command line.
+    """
+
+    def pytest_load_initial_conftests(self, early_config: Any) -> None:
+        manager = early_config.pluginmanager
+        if not (manager.has_plugin("ntdd") or manager.has_plugin(PLUGIN)):
+            manager.import_plugin(PLUGIN)

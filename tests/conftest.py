@@ -21,27 +21,39 @@ HAVE_TORCH = importlib.util.find_spec("torch") is not None
 # The notebooks here are tiny; torch's thread pools only fight each other when
 # xdist workers and kernels share two cores (a 3 s cell took 90 s that way).
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-if HAVE_TORCH:
-    # pytester's in-process runs drop modules imported during a run; torch
-    # cannot be imported twice in one process, so it is imported up front,
-    # and so are the hundreds of modules its first optimizer step imports.
-    import torch
 
-    _weight = torch.nn.Parameter(torch.zeros(1))
-    _weight.sum().backward()
-    torch.optim.SGD([_weight], lr=0.1).step()
 
-# The same goes for plugins that pytest loads in every in-process run: held
-# here, they are imported once instead of once per run.
-for _plugin in (
-    "nbval.plugin",
-    "nbmake.pytest_plugin",
-    "xdist.plugin",
-    "pytest_cov.plugin",
-    "hypothesis",
-):
-    with contextlib.suppress(ImportError):
-        importlib.import_module(_plugin)
+def _warm_up() -> None:
+    """What pytester's in-process runs must not import themselves, imported up front."""
+    if HAVE_TORCH:
+        # pytester's in-process runs drop modules imported during a run; torch
+        # cannot be imported twice in one process, so it is imported up front,
+        # and so are the hundreds of modules its first optimizer step imports.
+        import torch
+
+        weight = torch.nn.Parameter(torch.zeros(1))
+        weight.sum().backward()
+        torch.optim.SGD([weight], lr=0.1).step()
+    # The same goes for plugins that pytest loads in every in-process run: held
+    # here, they are imported once instead of once per run.
+    for plugin in (
+        "nbval.plugin",
+        "nbmake.pytest_plugin",
+        "xdist.plugin",
+        "pytest_cov.plugin",
+        "hypothesis",
+    ):
+        with contextlib.suppress(ImportError):
+            importlib.import_module(plugin)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Warm up where tests run: not in xdist's controller, which runs none (and which
+    would hold its workers back by the seconds torch takes to import)."""
+    controller = bool(getattr(config.option, "numprocesses", None))
+    if not controller or "PYTEST_XDIST_WORKER" in os.environ:
+        _warm_up()
+
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_notebooks"
@@ -96,6 +108,33 @@ def sha(path: Path) -> str:
 def nb(tmp_path: Path) -> Path:
     """A notebook of one setup cell and one passing test, in tmp_path."""
     return write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
+
+
+# -- xdist groups ----------------------------------------------------------------
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under `--dist loadgroup`, a test's `xdist_group` as the suffix of its node id.
+
+    pytest-xdist writes it into `item._nodeid`, which pytest 9.2's structured node ids
+    no longer read (pytest-xdist#1386): the groups were silently ignored, so tests that
+    share a module's expensive fixture each paid for it on another worker. Written
+    here where pytest keeps the id, until pytest-xdist does it itself.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    try:
+        from _pytest.nodeid import coerce_node_id
+    except ImportError:  # an older pytest, where pytest-xdist's own suffix works
+        return
+    for item in items:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        if groups and "@" not in item.nodeid.rpartition("]")[2] and hasattr(item, "_id"):
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(groups))}")
 
 
 # -- pytest runs inside the tests -------------------------------------------------

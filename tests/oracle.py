@@ -153,11 +153,16 @@ def ntdd_verdicts(reprec: pytest.HookRecorder) -> dict[str, bool]:
 
 
 def as_tests(nb: Any, every: int = 1) -> Any:
-    """A copy of *nb* in which every *every*-th code cell is a `# TEST` cell."""
+    """A copy of *nb* in which every *every*-th code cell is a `# TEST` cell.
+
+    A cell that ntdd skips (`# NTDD: skip`, a skip tag) stays as it is: its author
+    kept it out of every test run (failure_modes' long training run).
+    """
     nb = copy.deepcopy(nb)
     code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
     for n, cell in enumerate(code):
-        if n % every == 0 and not markers.is_test_cell(_cell(cell)):
+        kept_out = markers.skip_reason(_cell(cell)) is not None
+        if n % every == 0 and not kept_out and not markers.is_test_cell(_cell(cell)):
             cell.source = f"# TEST: cell {n}\n{cell.source}"
     return nb
 

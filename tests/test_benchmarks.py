@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from conftest import ROOT, plugin_env
+from conftest import ROOT, plugin_env, write_notebook
 
 # The scripts' pytest runs compare `-n 2` with `-n 0`: they need xdist, and no other
 # plugin this machine may have.
@@ -88,18 +88,35 @@ def test_a_missing_peer_stops_the_script_up_front_naming_the_extra() -> None:
     assert done.stdout == "" and "unused:" not in done.stderr  # nothing ran first
 
 
+# A notebook that takes little to run: the script's own default is a sample with more
+# tests, for the figures; here only the script's workings are under test.
+SMALL_MODEL = [
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1)).eval()\n"
+    "x = torch.randn(16, 4)",
+    "# TEST: shape\nassert model(x).shape == (16, 1)",
+    "# TEST: finite\nassert model(x).isfinite().all()",
+]
+
+
 @pytest.mark.slow
 def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
     out = tmp_path / "faults.md"
     script = str(BENCHMARKS / "faults.py")
+    notebook = write_notebook(tmp_path / "small.ipynb", SMALL_MODEL)
+    quick = ["--runs", "1", "--warmup", "0", "--notebook", str(notebook), "--faults", "nan,scale"]
+    quick += ["--out", str(out)]
     done = subprocess.run(
-        [sys.executable, script, "--runs", "1", "--warmup", "0", "--out", str(out)],
+        [sys.executable, script, *quick],
         capture_output=True,
         text=True,
         env=ENV,
     )
     assert done.returncode == 0, done.stderr
     report = out.read_text(encoding="utf-8")
+    assert report.startswith("# `ntdd faults` on small.ipynb\n")
     assert "| one test run: `pytest --ntdd` | " in report
-    assert "| `ntdd faults` (12 faults, forked) | " in report
+    assert "| `ntdd faults` (2 faults, forked) | " in report
+    assert "| `ntdd faults --no-fork` (2 faults, one run each) | " in report
     assert "Target: `ntdd faults` ≤ 3\u00d7 one test run: " in report

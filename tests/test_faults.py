@@ -174,6 +174,34 @@ def test_a_notebook_without_torch_has_no_applicable_faults(
     assert report["kill_rate"] is None and report["passed"] is True
 
 
+# The plugin setups a run may find: this suite's (PYTEST_PLUGINS names ntdd's plugin),
+# autoloading, and plugins not autoloaded, with ntdd named by nothing or by `-p`.
+PLUGIN_SETUPS = {
+    "PYTEST_PLUGINS names it": {},
+    "autoloaded": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": None, "PYTEST_PLUGINS": None},
+    "not autoloaded, named by nothing": {"PYTEST_PLUGINS": None},
+    "not autoloaded, named by -p": {"PYTEST_PLUGINS": None, "PYTEST_ADDOPTS": "-p ntdd"},
+}
+
+
+def plugin_setup(monkeypatch: pytest.MonkeyPatch, setup: str) -> None:
+    for name, value in PLUGIN_SETUPS[setup].items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+
+
+@pytest.mark.parametrize("setup", PLUGIN_SETUPS)
+def test_the_runs_have_ntdds_plugin_however_plugins_are_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setup: str
+) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST: one\nassert x == 1"])
+    plugin_setup(monkeypatch, setup)
+    assert main(["faults", str(path), "--faults", "scale", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["notebooks"][0]["baseline"] == {"test_one": "passed"}
+
+
 def test_bad_requests_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plain = write_notebook(tmp_path / "plain.ipynb", ["x = 1"])
     assert main(["faults", str(plain), "--faults", "nope,nan"]) == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -47,39 +48,65 @@ def without_mode(report: NotebookReport) -> dict[str, object]:
     return {k: v for k, v in vars(report).items() if k != "mode"}
 
 
-@pytest.mark.slow  # one process per fault, each importing torch
-def test_forked_runs_agree_with_one_run_per_fault(tmp_path: Path) -> None:
-    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS])
-    forked_, one_by_one = both_ways(notebook, ("scale", "mode", "labels", "stale_grad"))
+@pytest.fixture(scope="module")
+def every_fault_both_ways(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[str], list[NotebookReport]]:
+    """A notebook's every fault, forked and one run per fault, each notebook once: the
+    tests that read the same runs share them (an xdist group keeps them on one worker)."""
+    reports: dict[str, list[NotebookReport]] = {}
+
+    def of(which: str) -> list[NotebookReport]:
+        if which not in reports:
+            folder = tmp_path_factory.mktemp("faults")
+            if which == "the sample":
+                notebook = folder / "failure_modes.ipynb"
+                notebook.write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
+            elif which == "a helper module":
+                notebook = helper_notebook(folder / "helper")
+            else:
+                notebook = write_notebook(folder / "nb.ipynb", [SETUP, *TESTS])
+            reports[which] = both_ways(notebook)
+        return reports[which]
+
+    return of
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("setup_checks")
+def test_forked_runs_agree_with_one_run_per_fault(
+    every_fault_both_ways: Callable[[str], list[NotebookReport]],
+) -> None:
+    forked_, one_by_one = every_fault_both_ways("setup checks")
     assert (forked_.mode, one_by_one.mode) == ("fork", "process")
     assert without_mode(forked_) == without_mode(one_by_one)
     verdicts = {r.name: r.status for r in forked_.results}
-    assert verdicts == {
+    assert {name: verdicts[name] for name in ("scale", "mode", "labels", "stale_grad")} == {
         "scale": "caught",
         "mode": "survived",
         "labels": "not applicable",
         "stale_grad": "survived",
     }
-    scale = forked_.results[0]
+    scale = next(r for r in forked_.results if r.name == "scale")
     assert scale.by_setup == ("test_after_the_check", "test_a_step")  # a setup cell raised
     assert forked_.baseline["test_fails_cleanly"] == "failed"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("which", ["the sample", "a helper module", "setup checks"])
+@pytest.mark.parametrize(
+    "which",
+    [
+        "the sample",
+        pytest.param("a helper module", marks=pytest.mark.xdist_group("helper_module")),
+        pytest.param("setup checks", marks=pytest.mark.xdist_group("setup_checks")),
+    ],
+)
 def test_forked_runs_agree_on_every_fault_of_the_sample_and_more(
-    tmp_path: Path, which: str
+    every_fault_both_ways: Callable[[str], list[NotebookReport]], which: str
 ) -> None:
     """One notebook each, so that xdist's workers share them out."""
-    if which == "the sample":
-        notebook = tmp_path / "failure_modes.ipynb"
-        notebook.write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
-    elif which == "a helper module":
-        notebook = helper_notebook(tmp_path / "helper")
-    else:
-        notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS])
-    forked_, one_by_one = both_ways(notebook)
-    assert without_mode(forked_) == without_mode(one_by_one), notebook.name
+    forked_, one_by_one = every_fault_both_ways(which)
+    assert without_mode(forked_) == without_mode(one_by_one), which
 
 
 def helper_notebook(folder: Path) -> Path:
@@ -101,22 +128,31 @@ def helper_notebook(folder: Path) -> Path:
     )
 
 
-@pytest.mark.parametrize(
-    "fork",
-    [True, pytest.param(False, marks=pytest.mark.slow)],
-    ids=["forked", "one run per fault"],
-)
-def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path, fork: bool) -> None:
+def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path) -> None:
     notebook = helper_notebook(tmp_path / "helper")
     names = ("mode", "detached", "scale", "unregistered")
-    report = run_notebook(notebook, Request((str(notebook),), names, fork=fork))
+    report = run_notebook(notebook, Request((str(notebook),), names))
     caught = {r.name: r.caught_by for r in report.results}
-    assert caught == {
-        "mode": ("test_still_in_eval_mode",),
-        "detached": ("test_still_trainable",),
-        "scale": ("test_small_weights",),
-        "unregistered": ("test_complete_state",),
-    }
+    assert caught == HELPER_CATCHES
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("helper_module")
+def test_no_fault_carries_into_another_even_in_a_helper_module_one_run_each(
+    every_fault_both_ways: Callable[[str], list[NotebookReport]],
+) -> None:
+    """One run per fault, every fault in turn: those of the forked test among them."""
+    _, one_by_one = every_fault_both_ways("a helper module")
+    caught = {r.name: r.caught_by for r in one_by_one.results if r.name in HELPER_CATCHES}
+    assert caught == HELPER_CATCHES
+
+
+HELPER_CATCHES = {
+    "mode": ("test_still_in_eval_mode",),
+    "detached": ("test_still_trainable",),
+    "scale": ("test_small_weights",),
+    "unregistered": ("test_complete_state",),
+}
 
 
 @pytest.mark.slow

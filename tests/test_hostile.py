@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ast
 import keyword
+import os
 from pathlib import Path
 
-import hypothesmith
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -20,10 +20,15 @@ from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import render_module
 
+# Examples per property: NTDD_EXAMPLES (150 by default); for any Python source drawn from
+# the grammar, each of which costs far more, NTDD_GRAMMAR_EXAMPLES (40 by default).
 SETTINGS = settings(
-    max_examples=int(__import__("os").environ.get("NTDD_EXAMPLES", "150")),
+    max_examples=int(os.environ.get("NTDD_EXAMPLES", "150")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
+)
+GRAMMAR_SETTINGS = settings(
+    SETTINGS, max_examples=int(os.environ.get("NTDD_GRAMMAR_EXAMPLES", "40"))
 )
 
 # -- cell sources with everything that could break a template or a quoting ----
@@ -136,9 +141,17 @@ def test_a_cell_of_functions_keeps_its_exact_ast(source: str) -> None:
     assert ast.dump(ast.parse(region.text)) == ast.dump(ast.parse(normalize_newlines(cell)))
 
 
+def python_sources() -> st.SearchStrategy[str]:
+    """Any Python source, from the grammar; built when a test first draws one, not when
+    every worker collects this module (a second and a half)."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
 @pytest.mark.slow
-@SETTINGS
-@given(hypothesmith.from_grammar())
+@GRAMMAR_SETTINGS
+@given(st.deferred(python_sources))
 def test_any_valid_python_cell_gives_a_module_that_compiles(source: str) -> None:
     assume(source.strip())
     plan = make_plan(notebook("# TEST: any\n" + source, "# TEST: other\nassert True"))

@@ -113,14 +113,32 @@ POLLUTER = [
 ]
 
 
+# The corpus notebooks of the matrix, one for each kind of state a notebook changes:
+# autograd's grad mode, ndarray's tensors, information-theory's seeded generators,
+# nbval's `random` and its shell escapes, nbclient's display ids, testbook's
+# injected values. With the samples (cwd and data, torch's training state) and
+# the polluter, which changes all the rest. (Every corpus notebook would do, at
+# twice the cost; the parity tests run each of them.)
+MATRIX_CORPUS = (
+    "d2l-pytorch-colab__autograd",
+    "d2l-pytorch-colab__ndarray",
+    "d2l-pytorch-colab__information-theory",
+    "nbval__latex-example",
+    "nbval__test_coalesce",
+    "nbclient__update-display-id",
+    "testbook__inject",
+)
+
+
 def _matrix_notebooks(folder: Path) -> list[Path]:
-    """The samples and the corpus, every code cell a test, and a notebook that
-    changes all it can in the process, in one folder."""
+    """The samples and some corpus notebooks, every code cell a test, and a
+    notebook that changes all it can in the process, in one folder."""
     shutil.copytree(SAMPLES / "data", folder / "data")
     (folder / "b").mkdir()
     paths = [folder / "b" / "polluter.ipynb"]
     nbformat.write(make_notebook(POLLUTER), str(paths[0]))
-    for source in sorted([*SAMPLES.glob("*.ipynb"), *(CORPUS / "good").glob("*.ipynb")]):
+    corpus = [CORPUS / "good" / f"{name}.ipynb" for name in MATRIX_CORPUS]
+    for source in sorted([*SAMPLES.glob("*.ipynb"), *corpus]):
         if not HAVE_TORCH and "torch" in source.read_text(encoding="utf-8"):
             continue
         path = folder / source.name
@@ -143,15 +161,36 @@ def _only(reprec: pytest.HookRecorder, name: str) -> Any:
     return Filtered()
 
 
+def _depends_on_the_others(pytester: pytest.Pytester, paths: list[Path]) -> list[str]:
+    """The notebooks whose outcomes differ, alone and in one run of them all in order
+    or in reverse order: in one of the two, each follows every other one."""
+    alone = {name: got for p in paths for name, got in _outcomes(pytester, [p]).items()}
+    assert all(alone.values()), "every notebook has tests"
+    in_order = sorted(paths, key=lambda p: p.name)
+    runs = [_outcomes(pytester, in_order), _outcomes(pytester, in_order[::-1])]
+    return sorted(name for name in alone if any(run[name] != alone[name] for run in runs))
+
+
 @pytest.mark.slow
 def test_every_notebook_gives_the_same_outcomes_alone_and_after_every_other(
     pytester: pytest.Pytester,
 ) -> None:
-    """Alone, then in one run in order and one in reverse order: each notebook
-    follows every other one in one of the two."""
     paths = _matrix_notebooks(pytester.path)
-    alone = {name: got for p in paths for name, got in _outcomes(pytester, [p]).items()}
-    assert all(alone.values()), "every notebook has tests"
-    in_order = sorted(paths, key=lambda p: p.name)
-    assert _outcomes(pytester, in_order) == alone
-    assert _outcomes(pytester, in_order[::-1]) == alone
+    assert _depends_on_the_others(pytester, paths) == []
+
+
+def test_the_matrix_finds_a_notebook_that_leaks_into_another(pytester: pytest.Pytester) -> None:
+    """What ntdd does not put back (an attribute set on a module every notebook shares)
+    shows: the matrix is able to see a leak, whichever order the two run in."""
+    leaks = ["import json\njson.ntdd_leak = True", "# TEST: set\nassert json.ntdd_leak"]
+    sees = ["# TEST: clean\nimport json\nassert not hasattr(json, 'ntdd_leak')"]
+    paths = []
+    for name, cells in (("a_sees", sees), ("b_leaks", leaks)):
+        paths.append(pytester.path / f"{name}.ipynb")
+        nbformat.write(make_notebook(cells), str(paths[-1]))
+    try:
+        assert _depends_on_the_others(pytester, paths) == ["a_sees.ipynb"]
+    finally:
+        import json
+
+        vars(json).pop("ntdd_leak", None)

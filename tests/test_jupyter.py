@@ -8,6 +8,8 @@ It knows its notebook's name, as JupyterLab tells it (`__session__`).
 
 from __future__ import annotations
 
+import io
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -15,9 +17,9 @@ from typing import Any
 import pytest
 from conftest import code, isolated_plugins, make_notebook, run
 
-from ntdd.kernel.cells import render_cell
+from ntdd.kernel.cells import KernelTests, render_cell
 from ntdd.kernel.extension import MarkTestCells, summary_line
-from ntdd.kernel.run import Outcome, Result
+from ntdd.kernel.run import Outcome, Result, run_tests
 from ntdd.kernel.runtime import CellScope
 
 # `kernel_run` starts one kernel for the module: under xdist (--dist loadgroup) its
@@ -238,6 +240,66 @@ def test_the_summary_line_names_each_test_and_reason() -> None:
         "test_b": Result("test_b", "xfailed", "issue 12"),
     }
     assert summary_line(outcome) == "ntdd: test_a passed, test_b xfailed (issue 12)"
+
+
+# -- the in-kernel run, in this process --------------------------------------------
+#
+# `%ntdd` runs pytest in the kernel's process, under whatever plugin setup the kernel
+# inherited; these run it here, as the extension does, without a kernel.
+
+PLUGIN_SETUPS = {
+    "PYTEST_PLUGINS names it": {},  # this suite's, which kernels inherit
+    "autoloaded": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": None, "PYTEST_PLUGINS": None},
+    "not autoloaded, named by nothing": {"PYTEST_PLUGINS": None},
+    "not autoloaded, named by -p": {"PYTEST_PLUGINS": None, "PYTEST_ADDOPTS": "-p ntdd"},
+}
+
+
+def run_in_kernel(*cells: str) -> Outcome:
+    """The test cells defined and run by one `%ntdd`, as a kernel would."""
+    tests = KernelTests({}, "lab.ipynb")
+    ran = [tests.define(cell, index, None) for index, cell in enumerate(cells, 1)]
+    return run_tests(tests.module(ran), "lab.py", [], io.StringIO())
+
+
+@pytest.mark.parametrize("setup", PLUGIN_SETUPS)
+def test_an_in_kernel_run_has_ntdds_plugin_however_plugins_are_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, setup: str
+) -> None:
+    """ntdd's plugin runs `async def` tests on the notebook's loop; pytest alone fails them."""
+    for name, value in PLUGIN_SETUPS[setup].items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    awaits = "# TEST\nasync def test_awaits():\n    import asyncio\n    await asyncio.sleep(0)"
+    monkeypatch.chdir(tmp_path)
+    outcome = run_in_kernel(awaits)
+    assert outcome.results["test_awaits"].category == "passed"
+
+
+def test_an_in_kernel_run_leaves_the_kernels_random_numbers_to_it_beside_pytest_randomly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest-randomly would reseed `random` before each test, and shuffle the tests."""
+    pytest.importorskip("pytest_randomly")
+    monkeypatch.setenv("PYTEST_PLUGINS", "ntdd.plugin,pytest_randomly")
+    monkeypatch.chdir(tmp_path)
+    state = random.getstate()
+    random.seed(7)
+    try:
+        outcome = run_in_kernel(
+            *[f"# TEST: t{i}\nassert True" for i in range(20)],
+            "# TEST: the kernel's stream goes on\nimport random\n"
+            "assert random.random() == random.Random(7).random()",
+        )
+    finally:
+        random.setstate(state)
+    assert list(outcome.results) == [
+        *(f"test_t{i}" for i in range(20)),
+        "test_the_kernel_s_stream_goes_on",
+    ]
+    assert outcome.results["test_the_kernel_s_stream_goes_on"].category == "passed"
 
 
 # -- the other runners, on a notebook that loads the extension ----------------------

@@ -10,7 +10,7 @@ from conftest import SAMPLES, requires_torch, run
 
 from ntdd.commands.cli import main
 
-pytestmark = pytest.mark.slow  # each runs a sample notebook, most with torch, in a child process
+pytestmark = pytest.mark.slow  # each runs a sample notebook, most with torch
 
 SAMPLE_NAMES = sorted(p.stem for p in SAMPLES.glob("*.ipynb"))
 TORCH_SAMPLES = {"tiny_classifier", "failure_modes"}
@@ -36,10 +36,10 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
         pytest.importorskip("torch")
     notebook = samples / f"{name}.ipynb"
     assert main(["export", str(notebook), "-o", str(pytester.path / "generated")]) == 0
-    # In processes of their own: torch's lazily imported parts cannot be imported
-    # twice in one process, which pytester's in-process runs would do.
-    exported = run(pytester, "-W", "ignore", "generated", subprocess=True)
-    collected = run(pytester, "-W", "ignore", "--ntdd", str(notebook), subprocess=True)
+    # In this process: conftest imported torch, and what its first training step imports,
+    # up front, so pytester's runs never import (and drop) a part of it.
+    exported = run(pytester, "-W", "ignore", "generated")
+    collected = run(pytester, "-W", "ignore", "--ntdd", str(notebook))
     assert outcomes(exported) == outcomes(collected)
     assert exported.ret == collected.ret == 0
     counts = outcomes(collected)
@@ -51,7 +51,7 @@ def test_a_sample_passes_the_same_way_exported_and_collected(
 def test_the_torch_samples_have_device_tests_that_run_per_device(
     samples: Path, pytester: pytest.Pytester
 ) -> None:
-    result = run(pytester, "-W", "ignore", "--ntdd", str(samples), "-v", subprocess=True)
+    result = run(pytester, "-W", "ignore", "--ntdd", str(samples), "-v")
     result.stdout.fnmatch_lines(
         [
             "*tiny_classifier.ipynb::test_model_lives_on_the_device_under_test[[]cpu[]] PASSED*",

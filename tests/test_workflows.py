@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -56,17 +58,15 @@ def test_the_projects_workflows_pass_actionlint(workflow: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_actionlint_does_find_problems() -> None:
+def test_actionlint_does_find_problems(tmp_path: Path) -> None:
     """The linter under test is real: a broken workflow fails it."""
-    bad = ROOT / "tests" / "broken-workflow.yml"
+    bad = tmp_path / "broken-workflow.yml"
     bad.write_text(
         "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
         "    steps:\n      - run: echo ${{ github.nope }}\n"
     )
-    try:
-        assert actionlint(bad).returncode == 1
-    finally:
-        bad.unlink()
+    done = actionlint(bad)
+    assert done.returncode == 1 and "nope" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_pre_commit_hooks_run_ntdd() -> None:
@@ -144,13 +144,11 @@ def commit(repo: Path, message: str) -> str:
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A course repository: notebooks in chapter folders, a helper and data beside
-    them, a requirements.txt; committed on main, and the working directory."""
+def make_course(root: Path) -> Path:
+    """A course repository in *root*: notebooks in chapter folders, a helper and data
+    beside them, a requirements.txt; committed on main."""
     if shutil.which("git") is None:
         pytest.skip("needs git")
-    root = tmp_path / "course"
     for name, cells in NOTEBOOKS.items():
         write_notebook(root / name, cells)
     for name, text in FILES.items():
@@ -158,8 +156,26 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (root / name).write_text(text)
     git(root, "init", "-q", "-b", "main")
     commit(root, "a course")
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A course repository, and the working directory."""
+    root = make_course(tmp_path / "course")
     monkeypatch.chdir(root)
     return root
+
+
+def in_course(root: Path, *argv: str) -> str:
+    """`ntdd ARGV` run in *root*; what it printed. For the module-scoped courses below,
+    which capsys and monkeypatch, function-scoped, cannot serve."""
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(root)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            assert main(list(argv)) == 0
+    return out.getvalue()
 
 
 def dry_run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[str, str]:
@@ -537,6 +553,19 @@ def test_every_run_step_of_the_notebooks_workflow_works_on_a_push(tmp_path: Path
     report = (tmp_path / "ntdd-junit.xml").read_text()
     assert 'name="test_one_logit_per_class"' in report
     assert "✅ ntdd:" in done.summary and " passed" in done.summary
+    # Beside nbval: it ran each sample's cells in a kernel and left the # TEST cells to ntdd.
+    root = ET.parse(tmp_path / "ntdd-junit.xml").getroot()
+    for notebook in picked:
+        cases = [
+            c for c in root.iter("testcase") if c.get("classname") == notebook.replace("/", ".")
+        ]
+        skips = {c.get("name"): c.find("skipped") for c in cases}
+        assert any(name.startswith("test_") and skip is None for name, skip in skips.items())
+        assert "Cell 0" in skips and skips["Cell 0"] is None, notebook
+        assert any(s is not None and s.get("message") == "run by ntdd" for s in skips.values())
+        assert not [
+            c for c in cases if c.find("failure") is not None or c.find("error") is not None
+        ]
 
 
 @pytest.mark.slow
@@ -556,16 +585,25 @@ def test_on_a_pull_request_only_changed_notebooks_are_tested(tmp_path: Path) -> 
     assert done.notebooks() == []
 
 
+@pytest.fixture(scope="module")
+def pushed_with_modules(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, JobRun]:
+    """A course with its exported modules committed, and the generated workflow run on a
+    push, its pip lines resolved: for the tests of that run and of a sharded one."""
+    root = make_course(tmp_path_factory.mktemp("modules") / "course")
+    in_course(root, "export", "notebooks")
+    commit(root, "the exported modules")
+    workflow = in_course(root, "init", "--dry-run")
+    temp = root.parent / "ci"
+    done = run_job(workflow, "notebooks", repo=root, temp=temp, event="push", install="dry-run")
+    return root, done
+
+
 @pytest.mark.slow
+@pytest.mark.xdist_group("pushed_with_modules")
 def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pushed_with_modules: tuple[Path, JobRun],
 ) -> None:
-    assert main(["export", "notebooks"]) == 0
-    commit(repo, "the exported modules")
-    workflow, _ = dry_run(capsys)
-    done = run_job(
-        workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push", install="dry-run"
-    )
+    _, done = pushed_with_modules
     assert done.ran == [
         "Pick the notebooks to test",
         "Install",
@@ -573,7 +611,7 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
         "Run the notebooks' tests",
     ]
     assert done.notebooks() == EVERY_NOTEBOOK
-    cases = junit_cases(tmp_path / "ci" / "ntdd-junit.xml")
+    cases = junit_cases(done.temp / "ntdd-junit.xml")
     assert ("notebooks.ch1.intro.ipynb", "test_doubles") in cases
     assert ("notebooks.ch1.intro.ipynb", "Cell 0") in cases  # nbval ran the setup cells
     assert (
@@ -582,26 +620,43 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("pushed_with_faults_and_gpu")
 def test_a_generated_workflow_without_modules_passes_on_a_push(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pushed_with_faults_and_gpu: tuple[Path, str, JobRun],
 ) -> None:
-    workflow, _ = dry_run(capsys)
-    done = run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push")
-    assert done.ran == ["Pick the notebooks to test", "Install", "Run the notebooks' tests"]
-    assert {c for c, _ in junit_cases(tmp_path / "ci" / "ntdd-junit.xml")} == {
-        nb.replace("/", ".") for nb in EVERY_NOTEBOOK
+    """No module committed, so no check; every notebook is tested (nbval runs the cells
+    of the notes, which have no tests). The run of the workflow with faults and a GPU
+    job: the same steps come first."""
+    _, _, done = pushed_with_faults_and_gpu
+    assert done.ran[:3] == ["Pick the notebooks to test", "Install", "Run the notebooks' tests"]
+    assert "Check the generated test modules are current" not in done.ran
+    notebooks = [*EVERY_NOTEBOOK, "notebooks/ch2/notes.ipynb"]
+    assert {c for c, _ in junit_cases(done.temp / "ntdd-junit.xml")} == {
+        nb.replace("/", ".") for nb in notebooks
     }
 
 
+@pytest.fixture(scope="module")
+def pushed_with_faults_and_gpu(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, str, JobRun]:
+    """A course with a notebook without tests among the others; the workflow `ntdd init
+    --faults --gpu-runner gpu` writes, and its CPU job run on a push."""
+    root = make_course(tmp_path_factory.mktemp("faults") / "course")
+    write_notebook(root / "notebooks/ch2/notes.ipynb", ["# Notes, and no tests", "x = 1"])
+    commit(root, "notes")
+    workflow = in_course(root, "init", "--dry-run", "--faults", "--gpu-runner", "gpu")
+    done = run_job(workflow, "notebooks", repo=root, temp=root.parent / "cpu", event="push")
+    return root, workflow, done
+
+
 @pytest.mark.slow
+@pytest.mark.xdist_group("pushed_with_faults_and_gpu")
 def test_the_faults_step_reports_every_picked_notebook_in_the_job_summary(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pushed_with_faults_and_gpu: tuple[Path, str, JobRun],
 ) -> None:
     """`ntdd faults --report "$GITHUB_STEP_SUMMARY" NB...`, a notebook without tests among them."""
-    write_notebook(repo / "notebooks/ch2/notes.ipynb", ["# Notes, and no tests", "x = 1"])
-    commit(repo, "notes")
-    workflow, _ = dry_run(capsys, "--faults")
-    done = run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="push")
+    _, _, done = pushed_with_faults_and_gpu
     assert done.ran[-1] == "Report which faults the tests catch"
     summary = done.summary
     assert "### ✅ ntdd: " in summary  # the tests' summary stays: the report is appended
@@ -644,15 +699,13 @@ def test_a_pull_request_runs_the_tests_of_what_it_changes(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("pushed_with_modules")
 def test_a_sharded_matrix_runs_every_test_exactly_once(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pushed_with_modules: tuple[Path, JobRun], tmp_path: Path
 ) -> None:
-    assert main(["export", "notebooks"]) == 0
-    commit(repo, "the exported modules")
-    sharded, _ = dry_run(capsys, "--shards", "3")
-    whole, _ = dry_run(capsys)
-    run_job(whole, "notebooks", repo=repo, temp=tmp_path / "whole", event="push")
-    everything = junit_cases(tmp_path / "whole" / "ntdd-junit.xml")
+    repo, whole = pushed_with_modules
+    sharded = in_course(repo, "init", "--dry-run", "--shards", "3")
+    everything = junit_cases(whole.temp / "ntdd-junit.xml")
     shards = []
     for shard in (1, 2, 3):
         temp = tmp_path / f"shard{shard}"
@@ -674,10 +727,11 @@ def test_a_sharded_matrix_runs_every_test_exactly_once(
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("pushed_with_faults_and_gpu")
 def test_the_gpu_job_runs_the_device_tests_on_cuda(
-    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    pushed_with_faults_and_gpu: tuple[Path, str, JobRun], tmp_path: Path
 ) -> None:
-    workflow, _ = dry_run(capsys, "--gpu-runner", "gpu")
+    repo, workflow, cpu = pushed_with_faults_and_gpu
     check = "Check that torch sees a GPU"
     gpu = run_job(workflow, "gpu", repo=repo, temp=tmp_path / "gpu", event="push", skip=[check])
     assert gpu.ran == [
@@ -687,8 +741,7 @@ def test_the_gpu_job_runs_the_device_tests_on_cuda(
     ]
     on_gpu = {name for _, name in junit_cases(tmp_path / "gpu" / "ntdd-junit.xml")}
     assert "test_on_device[cuda]" in on_gpu and "test_on_device[cpu]" not in on_gpu
-    run_job(workflow, "notebooks", repo=repo, temp=tmp_path / "cpu", event="push")
-    on_cpu = {name for _, name in junit_cases(tmp_path / "cpu" / "ntdd-junit.xml")}
+    on_cpu = {name for _, name in junit_cases(cpu.temp / "ntdd-junit.xml")}
     assert "test_on_device[cpu]" in on_cpu and "test_on_device[cuda]" not in on_cpu
     if HAVE_TORCH:  # and no GPU here: the check says so, and fails the job
         import torch

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from ntdd.defaults import LoadsPlugin
 from ntdd.faults.catalogue import FAULTS, Fault
 from ntdd.faults.finding import Namespace, NotApplicable, Seen
 from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
@@ -32,6 +33,7 @@ from ntdd.runtime.settings import INJECTION, Injection
 # Quiet, and the same in every run and every child of a forked run: no
 # terminal, no cache, no plugin that reorders tests, and output captured at
 # the Python level only (a child must not share pytest's capture files).
+# ntdd's own plugin is loaded even where plugins are not autoloaded (LoadsPlugin).
 QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
     "-o", "addopts=", "-W", "ignore", "--capture=sys",
@@ -89,7 +91,9 @@ def run_session(
     recorder = recorder or Recorder()
     pid = os.getpid()
     with _quiet():
-        code = pytest.main([*QUIET, "--ntdd", *args, str(notebook)], plugins=[recorder, *plugins])
+        code = pytest.main(
+            [*QUIET, "--ntdd", *args, str(notebook)], plugins=[LoadsPlugin(), recorder, *plugins]
+        )
     if os.getpid() != pid:  # a forked child got here: it must never go on as its parent
         os._exit(70)
     if code in (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR):

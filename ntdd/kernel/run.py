@@ -20,15 +20,21 @@ from typing import Any, TextIO
 
 import pytest
 
+from ntdd.defaults import LoadsPlugin
+
 _MODULE = pytest.StashKey[types.ModuleType]()
 _NODE_NAME = pytest.StashKey[str]()
-# Options of every in-kernel run: quiet, no cache written, the project's addopts left out,
-# and no warning that modules the kernel imported before pytest started (ntdd, pytest
-# plugins) cannot have their asserts rewritten: in a kernel, that is always so.
+# Options of every in-kernel run: quiet, no cache written, no plugin that reorders the
+# tests (pytest-randomly would shuffle the cells' order), the project's addopts left
+# out, and no warning that modules the kernel imported before pytest started (ntdd,
+# pytest plugins) cannot have their asserts rewritten: in a kernel, that is always so.
+# ntdd's own plugin is loaded even where plugins are not autoloaded (LoadsPlugin).
 BASE_OPTIONS = (
     "-q",
     "-p",
     "no:cacheprovider",
+    "-p",
+    "no:randomly",
     "-o",
     "addopts=",
     "-W",
@@ -64,7 +70,9 @@ def run_tests(module: types.ModuleType, node_name: str, options: list[str], out:
     """Run *module*'s tests as `<cwd>/<node_name>`; pytest's report goes to *out*."""
     plugin = _KernelCollection(module, node_name, Path.cwd())
     with contextlib.redirect_stdout(out):
-        code = pytest.main([str(plugin.anchor), *BASE_OPTIONS, *options], plugins=[plugin])
+        code = pytest.main(
+            [str(plugin.anchor), *BASE_OPTIONS, *options], plugins=[LoadsPlugin(), plugin]
+        )
     plugin.outcome.exit_code = code
     return plugin.outcome
 
