@@ -21,11 +21,11 @@ def template_dir() -> Path:
 def module_templates(template: Path | None = None) -> list[Path]:
     """The templates a module is rendered from: ntdd's (`*.py.j2`, not the
     workflow's), and a template of the user's own."""
-    templates = list(_ntdd_templates())
+    templates = list(_templates_in(template_dir()))
     return [*templates, template] if template is not None else templates
 
 
 @functools.cache
-def _ntdd_templates() -> tuple[Path, ...]:
-    """ntdd's own templates: which files they are is fixed for a process."""
-    return tuple(sorted(template_dir().glob("*.py.j2")))
+def _templates_in(folder: Path) -> tuple[Path, ...]:
+    """The module templates in *folder*, listed once: a package's files stay put."""
+    return tuple(sorted(folder.glob("*.py.j2")))
