@@ -107,3 +107,16 @@ def test_garbage_is_collected_once_at_exit_and_what_it_raises_is_reported(
     assert "raised in __del__" in result.stdout.str() + result.stderr.str()
     passes = 1 if ntdd else 2
     result.stderr.fnmatch_lines([f"full collections at exit: {passes}"])
+
+
+def test_without_pytests_unraisable_plugin_ntdd_adds_no_collection(
+    pytester: pytest.Pytester,
+) -> None:
+    """`-p no:unraisableexception` asks for no collection at exit: ntdd makes none either."""
+    pytester.makeconftest(COUNTING)
+    write_notebook(pytester.path / "nb.ipynb", [code(LEAKY), "# TEST: runs\nassert True"])
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:unraisableexception", "--ntdd", "nb.ipynb"
+    )
+    result.assert_outcomes(passed=1)
+    result.stderr.fnmatch_lines(["full collections at exit: 0"])

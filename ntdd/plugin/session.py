@@ -157,6 +157,8 @@ class NtddSession:
         key pytest has for that (its own pytester does the same); what the pass
         finds is still reported by pytest.
         """
+        if not config.pluginmanager.has_plugin("unraisableexception"):
+            return  # `-p no:unraisableexception`: pytest collects nothing, nor does ntdd
         try:
             from _pytest.unraisableexception import gc_collect_iterations_key as key
         except ImportError:  # another pytest: it collects as it always did
