@@ -27,8 +27,15 @@ def _report(pytester: pytest.Pytester, test_line: str, *args: str) -> pytest.Tes
     return report
 
 
-def test_an_xfailed_report_keeps_the_notebooks_frames_only(pytester: pytest.Pytester) -> None:
-    report = _report(pytester, '# TEST: broken json @xfail("no closing brace")')
+@pytest.mark.parametrize(
+    "mark",
+    ['@xfail("no closing brace")', '@xfail("no brace", raises=(KeyError, ValueError))'],
+    ids=["any-error", "raises-matches"],
+)
+def test_an_xfailed_report_keeps_the_notebooks_frames_only(
+    pytester: pytest.Pytester, mark: str
+) -> None:
+    report = _report(pytester, f"# TEST: broken json {mark}")
     assert hasattr(report, "wasxfail") and report.skipped
     text = report.longreprtext
     assert "parse('{')" in text  # the test cell's line

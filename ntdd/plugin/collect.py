@@ -69,21 +69,23 @@ class NotebookModule(pytest.Module):
 
     def _key(self, cache: ModuleCache, data: bytes) -> str:
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        return cache.key(data, self._filename(), str(self._resolved), repr(parameters))
+        return cache.key(data, self._filename, str(self._resolved), repr(parameters))
 
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
         plan, source = build_module(notebook_of_bytes(data, path), parameters, in_memory=True)
         assert source is not None
-        code = compile_rewritten(source, self._filename(), self.config)
+        code = compile_rewritten(source, self._filename, self.config)
         return Entry(source, code, plan.warnings)
 
     @functools.cached_property
     def _resolved(self) -> Path:
         return self.path.resolve()
 
+    @functools.cached_property
     def _filename(self) -> str:
+        """The name the module's code is compiled under: the notebook, as tracebacks show it."""
         name = _display(self.path, self._resolved, self.config)
         return f"{name} (ntdd module)"  # no <...>: pytest hides it
 
@@ -94,7 +96,7 @@ class NotebookModule(pytest.Module):
             raise self.CollectError(f"ntdd: {self.read_error}") from self.read_error
         assert self._entry is not None
         self.plan_warnings = self._entry.warnings
-        return import_compiled(self.path, self._entry, self._filename(), self._resolved)
+        return import_compiled(self.path, self._entry, self._filename, self._resolved)
 
 
 def import_compiled(

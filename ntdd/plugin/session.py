@@ -365,7 +365,8 @@ def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     raises = mark.kwargs.get("raises")
     if raises is None:
         return True
-    return isinstance(raises, type | tuple) and isinstance(error, raises)
+    classes = raises if isinstance(raises, tuple) else (raises,)
+    return all(isinstance(c, type) for c in classes) and isinstance(error, classes)
 
 
 def _keep_notebook_frames(
