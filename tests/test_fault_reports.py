@@ -59,7 +59,7 @@ def test_many_notebooks_get_a_table_each_a_summary_and_an_appended_report(
     assert main(["faults", "nbs", "--faults", "nan,lr0", "--report", str(report)]) == 1
     out = capsys.readouterr().out
     assert out.endswith("\n" + SUMMARY)
-    assert SUMMARY in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert SUMMARY in (ROOT / "docs" / "faults.md").read_text(encoding="utf-8")
     assert "nbs/b.ipynb\n\nfault" in out and "nbs/notes.ipynb: no tests\n" in out
     markdown = report.read_text(encoding="utf-8").splitlines()
     assert markdown[:5] == [
@@ -82,23 +82,23 @@ def test_many_notebooks_get_a_table_each_a_summary_and_an_appended_report(
     assert details.count("<details>") == 2  # none for a notebook without tests
 
 
-def test_the_exit_policy_and_the_json_schema_the_readme_documents(
+def test_the_exit_policy_and_the_json_schema_the_reference_documents(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["faults", "nbs", "--faults", "nan,lr0", "--min-kill-rate", "50%", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["passed"], report["exit_code"], report["min_kill_rate"]) == (True, 0, 0.5)
     assert [n["status"] for n in report["notebooks"]] == ["tested", "tested", "no tests"]
-    documented = schema_in_readme()
+    documented = schema_in_reference()
     assert fields_of(report) == set(documented)
     for field, value in values_of(report):
         assert matches(value, documented[field]), (field, value, documented[field])
 
 
-def schema_in_readme() -> dict[str, str]:
-    """`field` -> type, from the README's table of the JSON's fields."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("**JSON.**", 1)[1].split("**How the fault runs", 1)[0]
+def schema_in_reference() -> dict[str, str]:
+    """`field` -> type, from the reference's table of the JSON's fields."""
+    reference = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
+    section = reference.split("## `ntdd faults` JSON", 1)[1]
     rows = re.findall(r"^\| `([\w\[\].]+)` \| ([^|]+) \|", section, re.MULTILINE)
     return {field: kind.strip() for field, kind in rows}
 

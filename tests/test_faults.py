@@ -125,15 +125,15 @@ def test_the_json_report_has_every_fault_of_every_notebook(
 
 
 @pytest.mark.slow
-def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_readme_shows(
+def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_docs_show(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "failure_modes.ipynb").write_bytes((SAMPLES / "failure_modes.ipynb").read_bytes())
     assert main(["faults", "failure_modes.ipynb"]) == 0
     out = capsys.readouterr().out
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    shown = readme.split("$ ntdd faults sample_notebooks/failure_modes.ipynb\n", 1)[1]
+    page = (ROOT / "docs" / "faults.md").read_text(encoding="utf-8")
+    shown = page.split("$ ntdd faults sample_notebooks/failure_modes.ipynb\n", 1)[1]
     shown = shown.split("```", 1)[0].replace(
         "sample_notebooks/failure_modes.ipynb", "failure_modes.ipynb"
     )

@@ -5,7 +5,7 @@
   With several notebooks, a summary of notebook × fault follows.
 - Markdown, for GitHub Actions' job summary: the summary table, then each
   notebook's table in a collapsed section.
-- JSON: the same facts, in the schema the README documents (`SCHEMA`).
+- JSON: the same facts, in the schema the docs' reference documents (`SCHEMA`).
 """
 
 from __future__ import annotations
@@ -223,7 +223,7 @@ def _html(text: str) -> str:
 
 
 def as_json(summary: Summary, exit_code: int) -> dict[str, Any]:
-    """The machine-readable report; the README's "JSON schema" lists every field."""
+    """The machine-readable report; the reference's "ntdd faults JSON" lists every field."""
     return {
         "version": SCHEMA,
         "faults": list(summary.faults),
