@@ -60,6 +60,7 @@ class Outcome:
     exit_code: int | pytest.ExitCode
     results: dict[str, Result] = field(default_factory=dict)
     warnings: int = 0
+    deselected: set[str] = field(default_factory=set)  # by -k, or by a conftest's hook
 
     @property
     def failed(self) -> bool:
@@ -109,6 +110,9 @@ class _KernelCollection:
         self.outcome.results[name] = Result(
             name, category, reason, report.capstdout, report.capstderr
         )
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.outcome.deselected.update(item.name.split("[", 1)[0] for item in items)
 
     def pytest_warning_recorded(self) -> None:
         self.outcome.warnings += 1
