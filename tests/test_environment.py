@@ -106,6 +106,22 @@ def test_a_notebook_in_another_language_with_tests_is_a_clear_error(
     result.stdout.fnmatch_lines(["ntdd: stats.ipynb: a 'R' notebook; ntdd runs Python notebooks"])
 
 
+def test_export_and_its_check_pass_over_a_notebook_in_another_language_without_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "fit.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    in_language(tmp_path / "nbs" / "plots.ipynb", ["x <- 1"], "R")
+    assert ntdd_main(["export", "nbs", "-o", "tests"]) == 0
+    assert "nbs/plots.ipynb: no test cells; nothing written" in capsys.readouterr().out
+    assert ntdd_main(["export", "--check", "nbs", "-o", "tests"]) == 0
+    assert [p.name for p in (tmp_path / "tests").iterdir()] == ["test_fit.py"]
+    in_language(tmp_path / "nbs" / "plots.ipynb", ["x <- 1", "# TEST\nstopifnot(x == 1)"], "R")
+    capsys.readouterr()
+    assert ntdd_main(["export", "--check", "nbs", "-o", "tests"]) == BAD_INPUT
+    assert "a 'R' notebook; ntdd runs Python notebooks" in capsys.readouterr().err
+
+
 # -- JSON nested deeper than Python's parser goes ----------------------------------
 
 DEPTH = 100_000
