@@ -454,3 +454,15 @@ def test_ntdd_without_a_saved_notebook_says_how_to_name_one(
     assert "%ntdd: Untitled.ipynb is not saved where this kernel runs; save it" in printed
     printed, _ = run_cell(shell, "%ntdd gone.ipynb", capsys)
     assert "UsageError: %ntdd gone.ipynb: no such notebook file" in printed
+
+
+def test_ntdd_in_a_kernel_that_its_own_run_started_starts_no_other(
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nbval's kernel, under `pytest --ntdd --nbval-lax` that `%ntdd` started, runs `%ntdd`
+    cells too: each would start the run again, without end."""
+    nbformat.write(make_notebook(["x = 1", "# TEST: x is one\nassert x == 1"]), "lab.ipynb")
+    monkeypatch.setenv("NTDD_SAVED_RUN", "lab.ipynb")
+    printed, _ = run_cell(shell, "%ntdd lab.ipynb", capsys)
+    assert "UsageError: %ntdd lab.ipynb: this kernel runs inside the run of lab.ipynb" in printed
+    assert "passed" not in printed

@@ -28,10 +28,11 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from traitlets import Bool, List, Unicode
 
+from ntdd.errors import NtddError
 from ntdd.kernel.cells import KernelTests, RanCell
 from ntdd.kernel.run import Outcome, run_tests
 from ntdd.kernel.saved import failed as saved_run_failed
-from ntdd.kernel.saved import notebook_file, run_saved, told_name
+from ntdd.kernel.saved import notebook_to_run, run_saved
 from ntdd.model import Cell
 from ntdd.notebook.markers import is_test_cell
 
@@ -173,32 +174,14 @@ class NtddMagics(Magics):
 
     def _run_saved(self, given: str | None, options: list[str]) -> None:
         __tracebackhide__ = True
-        notebook = self._saved_notebook(given)
+        try:
+            notebook = notebook_to_run(given, self._shell.user_ns, os.environ)
+        except NtddError as e:
+            raise UsageError(f"%ntdd{' ' + given if given else ''}: {e}") from e
         print(f"ntdd: pytest --ntdd {notebook} (the notebook as last saved)", flush=True)
         code = run_saved(notebook, [*self.addopts, *options], sys.stdout)
         if saved_run_failed(code) and self.raise_on_failure:
             raise NotebookTestFailure(f"pytest --ntdd {notebook} failed (exit code {code})")
-
-    def _saved_notebook(self, given: str | None) -> Path:
-        """The notebook file to run: the one given, else the one the front-end names."""
-        if given:
-            path = Path(given).expanduser()
-            if not path.is_file():
-                raise UsageError(f"%ntdd {given}: no such notebook file")
-            return path
-        found = notebook_file(self._shell.user_ns, os.environ)
-        if found is not None:
-            return found
-        told = told_name(self._shell.user_ns, os.environ)
-        where = (
-            f"{told} is not saved where this kernel runs; save it, or give its path"
-            if told
-            else "this kernel was not told which notebook it runs; give its path"
-        )
-        raise UsageError(
-            f"%ntdd: {where} (`%ntdd path/to/notebook.ipynb`), or run the test cells "
-            "run so far again in this kernel (`%ntdd --live`)"
-        )
 
     # -- shared ------------------------------------------------------------
 

@@ -19,6 +19,8 @@ from typing import TextIO
 
 import pytest
 
+from ntdd.errors import NtddError
+
 # The child loads ntdd's plugin itself where no entry point does (LoadsPlugin).
 _PYTEST = (
     "import sys, pytest\n"
@@ -26,29 +28,58 @@ _PYTEST = (
     "sys.exit(pytest.main(sys.argv[1:], plugins=[LoadsPlugin()]))"
 )
 _SESSION_NAMES = ("__vsc_ipynb_file__", "__session__")  # what VS Code, JupyterLab tell
+# Set in the child's environment: a kernel started inside it (nbval's, with
+# `--nbval-lax` in the project's addopts) must not start the run again.
+NESTED = "NTDD_SAVED_RUN"
 
 
-def notebook_file(namespace: Mapping[str, object], environ: Mapping[str, str]) -> Path | None:
-    """The kernel's notebook file, where the front-end said which it is and it is saved.
+def notebook_to_run(
+    given: str | None, namespace: Mapping[str, object], environ: Mapping[str, str]
+) -> Path:
+    """The notebook file `%ntdd` runs: *given*, else the one the front-end named.
+
+    Raises `NtddError` saying what to do where there is none, and inside a
+    run that `%ntdd` started.
+    """
+    if environ.get(NESTED):
+        raise NtddError(
+            f"this kernel runs inside the run of {environ[NESTED]} that %ntdd started; "
+            "it does not start another"
+        )
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise NtddError("no such notebook file")
+        return path
+    told = [namespace.get(key) for key in _SESSION_NAMES] + [environ.get("JPY_SESSION_NAME")]
+    names = [name for name in told if isinstance(name, str) and name]
+    found = _saved(names)
+    if found is not None:
+        return found
+    where = (
+        f"{names[0]} is not saved where this kernel runs; save it, or give its path"
+        if names
+        else "this kernel was not told which notebook it runs; give its path"
+    )
+    raise NtddError(
+        f"{where} (`%ntdd path/to/notebook.ipynb`), or run the test cells run so far "
+        "again in this kernel (`%ntdd --live`)"
+    )
+
+
+def _saved(names: list[str]) -> Path | None:
+    """The first of *names* that is a saved file.
 
     JupyterLab's `__session__` (from `JPY_SESSION_NAME`) may be relative to
     the server's root, while the kernel runs in the notebook's folder: so
-    the name is also looked for there.
+    each name is also looked for there.
     """
-    told = [namespace.get(key) for key in _SESSION_NAMES] + [environ.get("JPY_SESSION_NAME")]
-    for name in told:
-        if isinstance(name, str) and name:
-            path = Path(name)
-            for candidate in (path, Path.cwd() / path.name):
-                if candidate.is_file():
-                    return candidate
+    for name in names:
+        path = Path(name)
+        for candidate in (path, Path.cwd() / path.name):
+            if candidate.is_file():
+                return candidate
     return None
-
-
-def told_name(namespace: Mapping[str, object], environ: Mapping[str, str]) -> str | None:
-    """The notebook's name as the front-end told it, saved or not: for messages."""
-    told = [namespace.get(key) for key in _SESSION_NAMES] + [environ.get("JPY_SESSION_NAME")]
-    return next((name for name in told if isinstance(name, str) and name), None)
 
 
 def run_saved(notebook: Path, options: list[str], out: TextIO) -> int:
@@ -57,7 +88,7 @@ def run_saved(notebook: Path, options: list[str], out: TextIO) -> int:
     The child is stopped if the kernel is interrupted.
     """
     command = [sys.executable, "-c", _PYTEST, "--ntdd", str(notebook), *options]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", NESTED: str(notebook)}
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     ) as child:
