@@ -466,3 +466,29 @@ def test_ntdd_in_a_kernel_that_its_own_run_started_starts_no_other(
     printed, _ = run_cell(shell, "%ntdd lab.ipynb", capsys)
     assert "UsageError: %ntdd lab.ipynb: this kernel runs inside the run of lab.ipynb" in printed
     assert "passed" not in printed
+
+
+@slow
+def test_in_a_real_kernel_ntdd_agrees_with_pytest_ntdd_where_live_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel learns its notebook as JupyterLab tells it: `JPY_SESSION_NAME`."""
+    import nbclient
+
+    nb = make_notebook([*SAVED, "%ntdd", "%ntdd --live"])
+    path = tmp_path / "lab.ipynb"
+    nbformat.write(nb, str(path))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+    saved, live = nb.cells[-2:]
+    assert re.search(r"^2 passed in [\d.]+s$", text(saved), re.M)
+    assert error(saved) is None
+    assert "2 failed" in text(live)
+    assert error(live).evalue == "2 of 2 tests failed: test_adds_one, test_x_is_one"
