@@ -122,6 +122,19 @@ def test_export_and_its_check_pass_over_a_notebook_in_another_language_without_t
     assert "a 'R' notebook; ntdd runs Python notebooks" in capsys.readouterr().err
 
 
+def test_init_warns_of_no_notebook_in_another_language_without_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest --ntdd passes it over: the workflow's run is green for it."""
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "fit.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    in_language(tmp_path / "nbs" / "plots.ipynb", ["x <- 1"], "R")
+    assert ntdd_main(["init", "--dry-run"]) == 0
+    notes = capsys.readouterr().err
+    assert "2 notebooks" in notes and "1 with # TEST cells" in notes
+    assert "plots.ipynb" not in notes
+
+
 # -- JSON nested deeper than Python's parser goes ----------------------------------
 
 DEPTH = 100_000
