@@ -381,6 +381,18 @@ def test_a_cell_whose_test_the_conftest_deselects_is_not_green(
     assert str(error) == ("did not run: test_flaky_network deselected; pytest's report is above")
 
 
+def test_a_cell_of_a_test_class_and_parametrized_tests_is_green(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = (
+        "# TEST\nimport pytest\n\nclass TestShape:\n    def test_a(self):\n        pass\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    assert n"
+    )
+    printed, error = run_cell(shell, cell, capsys)
+    assert printed == "ntdd: TestShape::test_a passed, test_n[1] passed, test_n[2] passed\n"
+    assert error is None
+
+
 @pytest.mark.parametrize("returncode", [0, 1])
 def test_a_cell_whose_test_calls_pytest_exit_is_not_green(
     shell: Any, capsys: pytest.CaptureFixture[str], returncode: int

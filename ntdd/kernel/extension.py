@@ -30,7 +30,7 @@ from traitlets import Bool, List, Unicode
 
 from ntdd.errors import NtddError
 from ntdd.kernel.cells import KernelTests, RanCell
-from ntdd.kernel.run import Outcome, run_tests
+from ntdd.kernel.run import Outcome, defined_name, run_tests
 from ntdd.kernel.saved import failed as saved_run_failed
 from ntdd.kernel.saved import notebook_to_run, run_saved
 from ntdd.model import Cell
@@ -252,7 +252,7 @@ def summary_line(outcome: Outcome) -> str:
 
 def not_run(outcome: Outcome, cells: list[RanCell]) -> list[str]:
     """The cells' tests that pytest did not run to a verdict: deselected, or stopped."""
-    verdicts = {name.split("[", 1)[0] for name, r in outcome.results.items() if r.category}
+    verdicts = {defined_name(name) for name, r in outcome.results.items() if r.category}
     return [name for cell in cells for name, _ in cell.tests if name not in verdicts]
 
 

@@ -112,7 +112,8 @@ class _KernelCollection:
         )
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.outcome.deselected.update(item.name.split("[", 1)[0] for item in items)
+        names = (item.nodeid.split("::", 1)[-1] for item in items)
+        self.outcome.deselected.update(map(defined_name, names))
 
     def pytest_warning_recorded(self) -> None:
         self.outcome.warnings += 1
@@ -131,6 +132,11 @@ class _KernelModule(pytest.Module):
 
     def _getobj(self) -> types.ModuleType:
         return self.config.stash[_MODULE]
+
+
+def defined_name(test: str) -> str:
+    """The name a cell defined for a test: `TestShape` for `TestShape::test_a[2]`."""
+    return test.split("::", 1)[0].split("[", 1)[0]
 
 
 def _category(report: pytest.TestReport) -> str:
