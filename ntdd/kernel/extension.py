@@ -146,7 +146,8 @@ class NtddMagics(Magics):
         report = io.StringIO()
         with tests.runtime.magics_at_top_level():
             outcome = run_tests(tests.module([ran]), self._node_name(), list(self.addopts), report)
-        shown_green = not (outcome.failed or outcome.warnings or not_run(outcome, [ran]))
+        trouble = outcome.failed or outcome.warnings or not_run(outcome, [ran])
+        shown_green = bool(outcome.results) and not trouble
         if shown_green:
             show_output(outcome)
             print(summary_line(outcome))
