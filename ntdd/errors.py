@@ -15,6 +15,19 @@ class NotebookReadError(NtddError):
     """A file could not be read as a Jupyter notebook."""
 
 
+class NotPythonError(NotebookReadError):
+    """A notebook in another language (R, Julia): its cells are not Python.
+
+    *has_tests* says whether it has `# TEST` cells; one without them has
+    nothing for ntdd to run, and pytest passes it over.
+    """
+
+    def __init__(self, message: str, language: str, has_tests: bool) -> None:
+        super().__init__(message)
+        self.language = language
+        self.has_tests = has_tests
+
+
 class TemplateError(NtddError):
     """A template failed to render valid Python, or lacks what ntdd needs."""
 

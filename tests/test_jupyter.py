@@ -11,14 +11,16 @@ from __future__ import annotations
 import io
 import random
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from conftest import code, isolated_plugins, make_notebook, run
 
 from ntdd.kernel.cells import KernelTests, render_cell
-from ntdd.kernel.extension import MarkTestCells, summary_line
+from ntdd.kernel.extension import MarkTestCells, NotebookTestFailure, summary_line
 from ntdd.kernel.run import Outcome, Result, run_tests
 from ntdd.kernel.runtime import CellScope
 
@@ -56,8 +58,8 @@ CELLS = {
     "timeout": "# TEST: too slow @timeout(0.5)\nimport time\ntime.sleep(30)",
     "magics": "# TEST: magics\n%time q = 3\nassert q == 3\nassert get_ipython().kernel is not None",
     "await": "# TEST: awaits\nimport asyncio\nawait asyncio.sleep(0)\nawaited = True",
-    "rerun": '%ntdd -v -k "not too_slow"',
-    "rerun -x": "%ntdd -x",
+    "rerun": '%ntdd --live -v -k "not too_slow"',
+    "rerun -x": "%ntdd --live -x",
     "opt out": "%config NtddMagics.raise_on_failure = False",
     "reported only": "# TEST: reported only\nassert total < 0",
     "who": "%who",
@@ -170,7 +172,7 @@ def test_magics_and_top_level_await_work_in_test_cells(kernel_run: Any) -> None:
 
 
 @slow
-def test_ntdd_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None:
+def test_ntdd_live_runs_every_test_cell_again_as_one_session(kernel_run: Any) -> None:
     cells = kernel_run[0]
     rerun = text(cells["rerun"])
     # The red run of `two entries` was replaced by the green one: 10 tests, one deselected.
@@ -327,3 +329,178 @@ def test_nbvals_kernel_runs_test_cells_through_the_extension(
     result = run(pytester, "--nbval-lax", "nb.ipynb", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*NotebookTestFailure*test_red failed*"])
+
+
+# -- an IPython shell in this process, with the extension loaded ---------------------
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """IPython's shell with `%load_ext ntdd`, working in tmp_path; no history written."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    ip = InteractiveShell.instance(config=config)
+    ip.run_cell("%load_ext ntdd")
+    try:
+        yield ip
+    finally:
+        ip.run_cell("%unload_ext ntdd")
+        InteractiveShell.clear_instance()
+
+
+def run_cell(shell: Any, source: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, Any]:
+    """What a cell printed (without colours), and the error it raised, if any."""
+    capsys.readouterr()
+    result = shell.run_cell(source)
+    printed = capsys.readouterr()
+    return ANSI.sub("", printed.out + printed.err), result.error_in_exec
+
+
+DESELECTING_CONFTEST = """\
+def pytest_collection_modifyitems(config, items):
+    left_out = [item for item in items if "flaky" in item.name]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
+"""
+
+
+def test_a_cell_whose_test_the_conftest_deselects_is_not_green(
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "conftest.py").write_text(DESELECTING_CONFTEST)
+    printed, error = run_cell(shell, "# TEST: flaky network\nassert False", capsys)
+    assert "ntdd: test_flaky_network" not in printed
+    assert "1 deselected" in printed
+    assert isinstance(error, NotebookTestFailure)
+    assert str(error) == ("did not run: test_flaky_network deselected; pytest's report is above")
+
+
+def test_a_cell_of_a_test_class_and_parametrized_tests_is_green(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = (
+        "# TEST\nimport pytest\n\nclass TestShape:\n    def test_a(self):\n        pass\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    assert n"
+    )
+    printed, error = run_cell(shell, cell, capsys)
+    assert printed == "ntdd: TestShape::test_a passed, test_n[1] passed, test_n[2] passed\n"
+    assert error is None
+
+
+@pytest.mark.parametrize("returncode", [0, 1])
+def test_a_cell_whose_test_calls_pytest_exit_is_not_green(
+    shell: Any, capsys: pytest.CaptureFixture[str], returncode: int
+) -> None:
+    cell = f"# TEST: stops\nimport pytest\npytest.exit('done', returncode={returncode})"
+    printed, error = run_cell(shell, cell, capsys)
+    assert "ntdd: test_stops passed" not in printed
+    assert "Exit: done" in printed
+    assert isinstance(error, NotebookTestFailure)
+
+
+# `%ntdd`: the saved notebook, as `pytest --ntdd` runs it. Its tests read state
+# that later cells change (`x = 2`) and change state themselves (`total += 1`):
+# run again against the kernel's end-of-notebook namespace, both would fail.
+SAVED = [
+    "%load_ext ntdd",
+    "total = 0\nx = 1",
+    "# TEST: adds one\ntotal += 1\nassert total == 1",
+    "# TEST: x is one\nassert x == 1",
+    "x = 2",
+]
+
+
+@pytest.mark.parametrize("told", ["VS Code", "JupyterLab", "the magic's argument"])
+def test_ntdd_runs_the_saved_notebook_as_pytest_ntdd_does(
+    shell: Any,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    told: str,
+) -> None:
+    path = tmp_path / "lab.ipynb"
+    nbformat.write(make_notebook(SAVED), str(path))
+    for cell in SAVED[1:]:
+        run_cell(shell, cell, capsys)
+    magic = "%ntdd -v"
+    if told == "VS Code":
+        shell.user_ns["__vsc_ipynb_file__"] = str(path)
+    elif told == "JupyterLab":  # the path from the server's root; the kernel runs beside it
+        monkeypatch.setenv("JPY_SESSION_NAME", "course/lab.ipynb")
+    else:
+        magic += " lab.ipynb"
+    printed, error = run_cell(shell, magic, capsys)
+    assert error is None
+    assert "lab.ipynb::test_adds_one PASSED" in printed
+    assert "lab.ipynb::test_x_is_one PASSED" in printed
+    live, error = run_cell(shell, "%ntdd --live", capsys)  # what %ntdd did before
+    assert "2 failed" in live
+    assert isinstance(error, NotebookTestFailure)
+
+
+def test_ntdd_on_a_saved_notebook_whose_test_fails_raises(
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nbformat.write(make_notebook(["x = 1", "# TEST: x is two\nassert x == 2"]), "lab.ipynb")
+    printed, error = run_cell(shell, "%ntdd lab.ipynb", capsys)
+    assert "FAILED lab.ipynb::test_x_is_two" in printed
+    assert isinstance(error, NotebookTestFailure)
+    assert str(error) == "pytest --ntdd lab.ipynb failed (exit code 1)"
+
+
+def test_ntdd_without_a_saved_notebook_says_how_to_name_one(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    printed, _ = run_cell(shell, "%ntdd", capsys)
+    assert "UsageError: %ntdd: this kernel was not told which notebook it runs; give its path" in (
+        printed
+    )
+    shell.user_ns["__session__"] = "Untitled.ipynb"  # JupyterLab named it; never saved here
+    printed, _ = run_cell(shell, "%ntdd", capsys)
+    assert "%ntdd: Untitled.ipynb is not saved where this kernel runs; save it" in printed
+    printed, _ = run_cell(shell, "%ntdd gone.ipynb", capsys)
+    assert "UsageError: %ntdd gone.ipynb: no such notebook file" in printed
+
+
+def test_ntdd_in_a_kernel_that_its_own_run_started_starts_no_other(
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """nbval's kernel, under `pytest --ntdd --nbval-lax` that `%ntdd` started, runs `%ntdd`
+    cells too: each would start the run again, without end."""
+    nbformat.write(make_notebook(["x = 1", "# TEST: x is one\nassert x == 1"]), "lab.ipynb")
+    monkeypatch.setenv("NTDD_SAVED_RUN", "lab.ipynb")
+    printed, _ = run_cell(shell, "%ntdd lab.ipynb", capsys)
+    assert "UsageError: %ntdd lab.ipynb: this kernel runs inside the run of lab.ipynb" in printed
+    assert "passed" not in printed
+
+
+@slow
+def test_in_a_real_kernel_ntdd_agrees_with_pytest_ntdd_where_live_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The kernel learns its notebook as JupyterLab tells it: `JPY_SESSION_NAME`."""
+    import nbclient
+
+    nb = make_notebook([*SAVED, "%ntdd", "%ntdd --live"])
+    path = tmp_path / "lab.ipynb"
+    nbformat.write(nb, str(path))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(path))
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+    saved, live = nb.cells[-2:]
+    assert re.search(r"^2 passed in [\d.]+s$", text(saved), re.M)
+    assert error(saved) is None
+    assert "2 failed" in text(live)
+    assert error(live).evalue == "2 of 2 tests failed: test_adds_one, test_x_is_one"

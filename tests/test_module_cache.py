@@ -76,6 +76,6 @@ def test_the_key_covers_every_module_of_ntdd() -> None:
     """A changed checkout recompiles: the salt stamps the whole package, not one folder."""
     from ntdd.plugin import module_cache
 
-    salt = module_cache._salt("rewrite")
+    salt = module_cache._salt("rewrite", False)
     for name in ("runtime/notebook_runtime.py", "pipeline/plan.py", "format/module.py"):
         assert f"{name}:" in salt

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ntdd._version import __version__
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 
 if TYPE_CHECKING:
     from ntdd.parameters import Parameters
@@ -260,6 +260,11 @@ def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, de
     for pair in pairs:
         try:
             drift = compare(pair.notebook, pair.module, template, parameters)
+        except NotPythonError as e:
+            if e.has_tests:
+                _error(e, debug)
+                failures += 1
+            continue  # without tests: nothing to export, as for a Python notebook
         except NtddError as e:
             _error(e, debug)
             failures += 1

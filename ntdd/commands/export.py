@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.errors import ForeignFileError, ModuleEditedError
+from ntdd.errors import ForeignFileError, ModuleEditedError, NotPythonError
 from ntdd.format.module import (
     intact,
     is_generated,
@@ -50,7 +50,12 @@ def export_notebook(
     The module goes to *target*, or where `paths.module_path` puts it.
     """
     target = target or module_path(notebook, out_dir, base)
-    read = read_notebook(notebook)
+    try:
+        read = read_notebook(notebook)
+    except NotPythonError as e:
+        if e.has_tests:
+            raise
+        return Exported(notebook, target, "no tests")  # as `pytest --ntdd` passes it over
     existing = _read_existing(target)
     values = parameters.for_notebook(notebook) if parameters is not None else ()
     if not values and existing is not None and _up_to_date(existing, read, target, template):

@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks
 
 if sys.version_info >= (3, 11):
@@ -120,6 +120,10 @@ def _with_tests(root: Path, notebooks: tuple[str, ...]) -> tuple[tuple[str, ...]
     for notebook in notebooks:
         try:  # relative to the working directory, so that messages name it so
             cells = read_notebook(os.path.relpath(root / notebook)).cells
+        except NotPythonError as e:  # pytest --ntdd passes over one without tests
+            if e.has_tests:
+                unreadable.append(str(e))
+            continue
         except NtddError as e:
             unreadable.append(str(e))
             continue

@@ -2,7 +2,8 @@
 
 With the extension loaded, running a `# TEST` cell runs it as the pytest test
 that `ntdd export` would write for it, against the kernel's live namespace;
-`%ntdd` runs every test cell run so far again, as one pytest session.
+`%ntdd` runs the saved notebook under `pytest --ntdd` in a new process, and
+`%ntdd --live` runs every test cell run so far again, as one pytest session.
 
 - `extension` is the IPython side: the input transformer, the magics, what
   a cell shows and when it errors. It is the only module here that imports
@@ -11,6 +12,8 @@ that `ntdd export` would write for it, against the kernel's live namespace;
   and defines its test in the kernel; `runtime` is the kernel's `__ntdd__`,
   what a rendered test region calls.
 - `run` runs the tests with `pytest.main` in the kernel's process.
+- `saved` finds the notebook's file and runs it under `pytest --ntdd` in a
+  child process, as CI does.
 
 Nothing here imports torch, and nothing writes the notebook file.
 

@@ -3,18 +3,23 @@
 An input transformer puts the cell magic `%%ntdd` in front of every cell
 whose first line is `# TEST`, so the kernel hands the cell to ntdd instead of
 running its code: the cell runs once, as the test `ntdd export` would write
-for it. `%ntdd` runs every test cell run so far again, as one pytest session.
+for it. `%ntdd` runs the saved notebook under `pytest --ntdd`, in a new
+process (`saved`); `%ntdd --live` runs every test cell run so far again, in
+the kernel, as one pytest session.
 
-A cell whose test fails raises `NotebookTestFailure`, so Jupyter shows it
-failed and *Run All* stops there, as it would without the extension;
+A cell whose test fails, or does not run (a conftest deselects it, or
+`pytest.exit` stops the run), raises `NotebookTestFailure`, so Jupyter shows
+it failed and *Run All* stops there, as it would without the extension;
 `%config NtddMagics.raise_on_failure = False` only shows the report.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import shlex
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +28,18 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from traitlets import Bool, List, Unicode
 
+from ntdd.errors import NtddError
 from ntdd.kernel.cells import KernelTests, RanCell
-from ntdd.kernel.run import Outcome, run_tests
+from ntdd.kernel.run import Outcome, defined_name, run_tests
+from ntdd.kernel.saved import failed as saved_run_failed
+from ntdd.kernel.saved import notebook_to_run, run_saved
 from ntdd.model import Cell
 from ntdd.notebook.markers import is_test_cell
 
 MAGIC = "ntdd"
 _RERUN_OPTIONS = MagicArgumentParser(prog="%ntdd", add_help=False)
+_RERUN_OPTIONS.add_argument("notebook", nargs="?")
+_RERUN_OPTIONS.add_argument("--live", action="store_true")
 _RERUN_OPTIONS.add_argument("-k", dest="keyword", metavar="EXPR")
 _RERUN_OPTIONS.add_argument("-x", dest="exitfirst", action="store_true")
 _RERUN_OPTIONS.add_argument("-v", dest="verbose", action="store_true")
@@ -86,13 +96,18 @@ class NtddMagics(Magics):
 
     @line_cell_magic
     def ntdd(self, line: str, cell: str | None = None) -> None:
-        """%ntdd [-k EXPR] [-x] [-v]: run every `# TEST` cell run so far again, as one session.
+        """%ntdd [NOTEBOOK] [--live] [-k EXPR] [-x] [-v]: run the notebook's tests.
 
-        -k EXPR  only the tests whose names match EXPR, as `pytest -k`
-        -x       stop at the first failure
-        -v       one line per test
+        NOTEBOOK  the notebook file (default: the one the front-end names)
+        --live    instead, run every `# TEST` cell run so far in this kernel
+                  again, against the namespace as it is now
+        -k EXPR   only the tests whose names match EXPR, as `pytest -k`
+        -x        stop at the first failure
+        -v        one line per test
 
-        (`%%ntdd` is what the extension puts in front of each `# TEST` cell.)
+        Without --live, the notebook as last saved runs under `pytest --ntdd`
+        in a new process, as CI runs it. (`%%ntdd` is what the extension puts
+        in front of each `# TEST` cell.)
         """
         if cell is not None:
             self._run_cell(line, cell)
@@ -102,8 +117,13 @@ class NtddMagics(Magics):
         except ValueError as e:  # unbalanced quotes
             raise UsageError(f"%ntdd {line}: {e}") from e
         options = [*(["-k", args.keyword] if args.keyword else [])]
-        options += ["-x"] * args.exitfirst + ["-vv"] * args.verbose  # -vv: runs are -q
-        self._run_again(options)
+        options += ["-x"] * args.exitfirst
+        if args.live:
+            if args.notebook:
+                raise UsageError("%ntdd --live runs this kernel's test cells; it takes no file")
+            self._run_again([*options, *["-vv"] * args.verbose], checked=not args.keyword)
+        else:
+            self._run_saved(args.notebook, [*options, "-v" if args.verbose else "-q"])
 
     @property
     def _shell(self) -> Any:
@@ -126,16 +146,19 @@ class NtddMagics(Magics):
         report = io.StringIO()
         with tests.runtime.magics_at_top_level():
             outcome = run_tests(tests.module([ran]), self._node_name(), list(self.addopts), report)
-        if outcome.failed or outcome.warnings or not outcome.results:
-            sys.stdout.write(report.getvalue())
-        else:
+        trouble = outcome.failed or outcome.warnings or not_run(outcome, [ran])
+        shown_green = bool(outcome.results) and not trouble
+        if shown_green:
             show_output(outcome)
             print(summary_line(outcome))
+        else:
+            sys.stdout.write(report.getvalue())
         self._raise_if_failed(outcome, [ran])
 
     # -- every cell --------------------------------------------------------
 
-    def _run_again(self, options: list[str]) -> None:
+    def _run_again(self, options: list[str], checked: bool) -> None:
+        """`%ntdd --live`; *checked*: a test that did not run is an error (no -k chose it)."""
         tests = self._kernel_tests()
         cells = list(tests.cells.values())
         if not cells:
@@ -146,7 +169,20 @@ class NtddMagics(Magics):
             outcome = run_tests(
                 tests.module(cells), self._node_name(), [*self.addopts, *options], sys.stdout
             )
-        self._raise_if_failed(outcome, cells)
+        self._raise_if_failed(outcome, cells, checked)
+
+    # -- the saved notebook ------------------------------------------------
+
+    def _run_saved(self, given: str | None, options: list[str]) -> None:
+        __tracebackhide__ = True
+        try:
+            notebook = notebook_to_run(given, self._shell.user_ns, os.environ)
+        except NtddError as e:
+            raise UsageError(f"%ntdd{' ' + given if given else ''}: {e}") from e
+        print(f"ntdd: pytest --ntdd {notebook} (the notebook as last saved)", flush=True)
+        code = run_saved(notebook, [*self.addopts, *options], sys.stdout)
+        if saved_run_failed(code) and self.raise_on_failure:
+            raise NotebookTestFailure(f"pytest --ntdd {notebook} failed (exit code {code})")
 
     # -- shared ------------------------------------------------------------
 
@@ -183,10 +219,20 @@ class NtddMagics(Magics):
         user_ns["__ntdd__"] = self._tests.runtime
         hidden.update({k: v for k, v in user_ns.items() if k == "__ntdd__" or k.startswith("@")})
 
-    def _raise_if_failed(self, outcome: Outcome, cells: list[RanCell]) -> None:
+    def _raise_if_failed(
+        self, outcome: Outcome, cells: list[RanCell], checked: bool = True
+    ) -> None:
+        """A failure raises, and so does a test that did not run (deselected, or the run
+        stopped by `pytest.exit`): a cell whose test never ran is not green.
+
+        *checked* False: tests left out on purpose (`-k`) are no error.
+        """
         __tracebackhide__ = True
-        if outcome.failed and self.raise_on_failure:
-            raise NotebookTestFailure(failure_message(outcome, cells))
+        if not self.raise_on_failure:
+            return
+        missing = not_run(outcome, cells) if checked else []
+        if outcome.failed or missing:
+            raise NotebookTestFailure(failure_message(outcome, cells, missing))
 
 
 def show_output(outcome: Outcome) -> None:
@@ -205,9 +251,21 @@ def summary_line(outcome: Outcome) -> str:
     return "ntdd: " + ", ".join(parts)
 
 
-def failure_message(outcome: Outcome, cells: list[RanCell]) -> str:
-    """The error a failing run raises: which tests failed, of how many."""
+def not_run(outcome: Outcome, cells: list[RanCell]) -> list[str]:
+    """The cells' tests that pytest did not run to a verdict: deselected, or stopped."""
+    verdicts = {defined_name(name) for name, r in outcome.results.items() if r.category}
+    return [name for cell in cells for name, _ in cell.tests if name not in verdicts]
+
+
+def failure_message(outcome: Outcome, cells: list[RanCell], missing: Sequence[str] = ()) -> str:
+    """The error a failing run raises: which tests failed, of how many, or did not run."""
     failed = [r.name for r in outcome.results.values() if r.category in ("failed", "error")]
+    if not failed and missing:
+        deselected = [name for name in missing if name in outcome.deselected]
+        stopped = [name for name in missing if name not in outcome.deselected]
+        parts = [f"{', '.join(deselected)} deselected"] * bool(deselected)
+        parts += [f"{', '.join(stopped)} stopped before a verdict"] * bool(stopped)
+        return f"did not run: {'; '.join(parts)}; pytest's report is above"
     if not failed:
         return f"pytest stopped with exit code {int(outcome.exit_code)}; its report is above"
     total = sum(len(c.tests) for c in cells)

@@ -60,6 +60,7 @@ class Outcome:
     exit_code: int | pytest.ExitCode
     results: dict[str, Result] = field(default_factory=dict)
     warnings: int = 0
+    deselected: set[str] = field(default_factory=set)  # by -k, or by a conftest's hook
 
     @property
     def failed(self) -> bool:
@@ -110,6 +111,10 @@ class _KernelCollection:
             name, category, reason, report.capstdout, report.capstderr
         )
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        names = (item.nodeid.split("::", 1)[-1] for item in items)
+        self.outcome.deselected.update(map(defined_name, names))
+
     def pytest_warning_recorded(self) -> None:
         self.outcome.warnings += 1
 
@@ -127,6 +132,11 @@ class _KernelModule(pytest.Module):
 
     def _getobj(self) -> types.ModuleType:
         return self.config.stash[_MODULE]
+
+
+def defined_name(test: str) -> str:
+    """The name a cell defined for a test: `TestShape` for `TestShape::test_a[2]`."""
+    return test.split("::", 1)[0].split("[", 1)[0]
 
 
 def _category(report: pytest.TestReport) -> str:

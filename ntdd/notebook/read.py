@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ntdd.errors import NotebookReadError
+from ntdd.errors import NotebookReadError, NotPythonError
 from ntdd.model import Cell, Notebook
+from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.text import TEXT_SUFFIXES, read_text_notebook
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
@@ -59,6 +60,8 @@ def _json_of(data: bytes, path: Path) -> dict[str, Any]:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise NotebookReadError(f"{path}: {_json_problem(text, e)}") from e
+    except RecursionError as e:  # Python's parser recurses once per level of nesting
+        raise NotebookReadError(f"{path}: JSON nested too deeply to parse, not a notebook") from e
     if not isinstance(obj, dict):
         raise NotebookReadError(
             f"{path}: JSON {type(obj).__name__}, not a notebook (expected an object)"
@@ -79,17 +82,22 @@ def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
         raise NotebookReadError(f"{path}: nbformat {major} is newer than this ntdd reads (4)")
     if major < 4:
         obj = _upgrade(obj, path, major)
-    _check_language(obj, path)
+    language = _foreign_language(obj)
     minor = obj.get("nbformat_minor", 0)
     cells = obj.get("cells")
     if not isinstance(cells, list):
         raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
-    return Notebook(
+    notebook = Notebook(
         path=path,
         cells=tuple(_cell(raw, n, path) for n, raw in enumerate(cells, 1)),
         nbformat=4,
         nbformat_minor=minor if isinstance(minor, int) else 0,
     )
+    if language is not None:
+        has_tests = any(is_test_cell(cell) for cell in notebook.cells)
+        message = f"{path}: a {language!r} notebook; ntdd runs Python notebooks"
+        raise NotPythonError(message, language, has_tests)
+    return notebook
 
 
 def _load_bytes(path: Path) -> bytes:
@@ -150,10 +158,11 @@ def _upgrade(obj: Mapping[str, Any], path: Path, major: int) -> dict[str, Any]:
     return dict(upgraded)
 
 
-def _check_language(obj: Mapping[str, Any], path: Path) -> None:
+def _foreign_language(obj: Mapping[str, Any]) -> str | None:
+    """The notebook's language when its metadata names one other than Python."""
     meta = obj.get("metadata")
     if not isinstance(meta, dict):
-        return
+        return None
     info = meta.get("language_info")
     spec = meta.get("kernelspec")
     names = [
@@ -162,7 +171,8 @@ def _check_language(obj: Mapping[str, Any], path: Path) -> None:
     ]
     for name in names:
         if isinstance(name, str) and name.lower() not in PYTHON_LANGUAGES:
-            raise NotebookReadError(f"{path}: a {name!r} notebook; ntdd runs Python notebooks")
+            return name
+    return None
 
 
 def _cell(raw: object, index: int, path: Path) -> Cell:

@@ -13,11 +13,12 @@ import hashlib
 import linecache
 import sys
 import types
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.paths import module_path
 from ntdd.notebook.cell_code import source_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
@@ -88,6 +89,21 @@ class NotebookModule(pytest.Module):
         """The name the module's code is compiled under: the notebook, as tracebacks show it."""
         name = _display(self.path, self._resolved, self.config)
         return f"{name} (ntdd module)"  # no <...>: pytest hides it
+
+    @property
+    def passed_over(self) -> str | None:
+        """The language of a notebook that is not Python and has no test cells, else None.
+
+        Such a notebook has nothing for ntdd to run: it collects nothing, as a
+        Python notebook without tests does, rather than fail every run.
+        """
+        error = self.read_error
+        if isinstance(error, NotPythonError) and not error.has_tests:
+            return error.language
+        return None
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        return () if self.passed_over is not None else super().collect()
 
     def _getobj(self) -> types.ModuleType:
         if self._entry is None and self.read_error is None:

@@ -5,9 +5,11 @@ cost milliseconds per notebook; loading the compiled code back costs a
 fraction of one. An entry is keyed on everything that can change the
 compiled module: the notebook's bytes, its test parameters, the name it is
 compiled under, ntdd (its format, templates, version and code), pytest's
-version and assertion mode, and the Python that compiled it. An entry that
+version, assertion mode and assertion pass hook, and the Python that
+compiled it. An entry that
 does not load, or does not say the key it was stored under, is not used.
-The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off.
+The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off,
+and so does a folder that cannot be written (a read-only checkout).
 """
 
 from __future__ import annotations
@@ -52,14 +54,23 @@ class ModuleCache:
 
     @classmethod
     def of(cls, config: pytest.Config) -> ModuleCache | None:
-        """The session's cache, or None when pytest's cache is switched off; one per session."""
+        """The session's cache; None when pytest's cache is off or unwritable. One per session."""
         if _session_cache not in config.stash:
-            cache = getattr(config, "cache", None)
-            mode = config.getoption("assertmode", "rewrite")
-            config.stash[_session_cache] = (
-                cls(Path(cache.mkdir("ntdd-modules")), _salt(str(mode))) if cache else None
-            )
+            config.stash[_session_cache] = cls._open(config)
         return config.stash[_session_cache]
+
+    @classmethod
+    def _open(cls, config: pytest.Config) -> ModuleCache | None:
+        cache = getattr(config, "cache", None)
+        if cache is None:
+            return None
+        try:
+            folder = Path(cache.mkdir("ntdd-modules"))
+        except OSError:  # a read-only checkout: compile every notebook, as without a cache
+            return None
+        mode = str(config.getoption("assertmode", "rewrite"))
+        pass_hook = bool(config.getini("enable_assertion_pass_hook"))
+        return cls(folder, _salt(mode, pass_hook))
 
     def key(self, data: bytes, *parts: str) -> str:
         digest = hashlib.sha256(self.salt.encode())
@@ -103,7 +114,7 @@ class ModuleCache:
 
 
 @functools.cache
-def _salt(assert_mode: str) -> str:
+def _salt(assert_mode: str, assertion_pass_hook: bool) -> str:
     """What every entry of this process depends on besides its notebook.
 
     Worked out once per process: it stats every module of ntdd (a changed
@@ -122,6 +133,7 @@ def _salt(assert_mode: str) -> str:
             render_fingerprint(module_templates()),
             pytest.__version__,
             assert_mode,
+            f"pass-hook={assertion_pass_hook}",  # the rewriter emits the hook's calls or not
             sys.implementation.cache_tag or "",
             sys.version,
             *stamps,

@@ -38,6 +38,7 @@ class NtddSession:
         self.config = config
         self.settings = settings
         self.deduplicated: list[tuple[Path, Path]] = []
+        self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
         self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
@@ -60,6 +61,9 @@ class NtddSession:
             return others
         ours = NotebookModule.from_parent(parent, path=file_path)
         ours.load(self._loaded)
+        if ours.passed_over is not None:  # nbval may still run it, in its own kernel
+            self.passed_over[file_path] = ours.passed_over
+            return [ours, *others]
         self.notebook_ids.add(ours.nodeid)
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
@@ -93,6 +97,11 @@ class NtddSession:
         for module in modules.values():
             lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
         if config.get_verbosity() > 0:
+            lines += [
+                f"ntdd: {_relative(path, config)} not collected: "
+                f"a {language!r} notebook without test cells"
+                for path, language in self.passed_over.items()
+            ]
             # The kernel extension's runtime has no parameters: it tests the live namespace.
             runtimes = {id(r): r for i in items if isinstance(r := _runtime(i), NotebookRuntime)}
             notes = (r.parameters_note(config) for r in runtimes.values())
