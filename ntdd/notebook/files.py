@@ -61,9 +61,55 @@ def is_notebook_file(path: Path, given: bool = False) -> bool:
     return has_jupytext_header(path) and (given or not is_paired(path))
 
 
+def notebooks_among(files: Iterable[str | Path], folders: Iterable[str | Path]) -> Iterator[Path]:
+    """Those of *files* that `find_notebooks(folders)` finds, each once, in order.
+
+    For a list of files made elsewhere (`git ls-files -z`, `git diff -z
+    --name-only`): a file counts where the search would reach it, inside one
+    of *folders* and through no folder it skips, and it is a notebook there.
+    A text notebook paired with a `.ipynb` stands for that notebook, which is
+    what the search finds. Files no longer on disk are not notebooks.
+    """
+    tops = [Path(os.path.abspath(f)) for f in folders]
+    seen: set[Path] = set()
+    for raw in files:
+        path = Path(raw)
+        found = _found_as(path, tops)
+        if found is not None and found not in seen:
+            seen.add(found)
+            yield found
+
+
+def _found_as(path: Path, tops: list[Path]) -> Path | None:
+    """The notebook a search of *tops* finds for *path*: itself, its `.ipynb`, or none."""
+    if not any(_reached(path, top) for top in tops):
+        return None
+    if path.suffix in TEXT_SUFFIXES and is_paired(path) and has_jupytext_header(path):
+        return _found_as(path.with_suffix(".ipynb"), tops)
+    return path if is_notebook_file(path) and (path.exists() or path.is_symlink()) else None
+
+
+def _reached(path: Path, top: Path) -> bool:
+    """Whether a walk of *top* reaches *path*: no skipped, hidden or symlinked folder between."""
+    try:
+        between = Path(os.path.abspath(path)).relative_to(top).parts[:-1]
+    except ValueError:
+        return False
+    folder = top
+    for name in between:
+        folder = folder / name
+        if not _searched(name) or folder.is_symlink():
+            return False
+    return True
+
+
+def _searched(folder_name: str) -> bool:
+    return folder_name not in SKIP_DIRS and not folder_name.startswith(".")
+
+
 def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if _searched(d))
         for name in sorted(files):
             if name.endswith((".ipynb", *TEXT_SUFFIXES)) and is_notebook_file(Path(root) / name):
                 yield Path(root) / name
