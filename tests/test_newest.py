@@ -14,7 +14,7 @@ from typing import Any
 
 import jupytext
 import pytest
-from conftest import make_notebook, run, write_notebook
+from conftest import export, make_notebook, run, write_notebook
 
 from ntdd.notebook.text import newest_inputs
 
@@ -94,3 +94,73 @@ def test_the_module_cache_follows_which_file_of_a_pair_is_newer(
     make_older(notebook, pytester.path / "nb.py")
     pytester.runpytest("--ntdd", "nb.ipynb").assert_outcomes(failed=1)
 
+
+# -- an exported module whose notebook moved on -----------------------------------
+
+
+def exported(pytester: pytest.Pytester, cells: list[Any]) -> Path:
+    """`nb.ipynb` of *cells*, exported: the module `test_nb.py`."""
+    notebook = write_notebook(pytester.path / "nb.ipynb", cells)
+    assert export(notebook) == 0
+    return pytester.path / "test_nb.py"
+
+
+# The suite's own `filterwarnings = error` reaches the in-process runs: not this one.
+SHOWN = pytest.mark.filterwarnings("default::ntdd.StaleModuleWarning")
+STALE = "*StaleModuleWarning: test_nb.py: stale: nb.ipynb has changed since `ntdd export` wrote it*"
+
+
+def test_a_current_module_runs_without_a_word(pytester: pytest.Pytester) -> None:
+    exported(pytester, GREEN)
+    result = run(pytester, "test_nb.py")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*StaleModuleWarning*")
+
+
+@SHOWN
+def test_a_module_whose_notebook_changed_warns_that_it_is_stale(pytester: pytest.Pytester) -> None:
+    """The module still runs the old cells, green: plain pytest says they are old."""
+    exported(pytester, GREEN)
+    write_notebook(pytester.path / "nb.ipynb", RED)
+    result = run(pytester, "test_nb.py")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([STALE])
+
+
+@SHOWN
+def test_a_stale_module_fails_a_strict_run(pytester: pytest.Pytester) -> None:
+    exported(pytester, GREEN)
+    write_notebook(pytester.path / "nb.ipynb", RED)
+    result = run(pytester, "-W", "error::ntdd.StaleModuleWarning", "test_nb.py")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # a collection error stops the run
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ERROR collecting test_nb.py*", STALE])
+
+
+@SHOWN
+def test_a_strict_setting_in_pytests_configuration_fails_it_too(
+    pytester: pytest.Pytester,
+) -> None:
+    exported(pytester, GREEN)
+    write_notebook(pytester.path / "nb.ipynb", RED)
+    pytester.makeini("[pytest]\nfilterwarnings =\n    error::ntdd.StaleModuleWarning\n")
+    run(pytester, "test_nb.py").assert_outcomes(errors=1)
+
+
+@SHOWN
+def test_a_module_whose_notebook_is_gone_warns_that_it_is_stale(
+    pytester: pytest.Pytester,
+) -> None:
+    exported(pytester, GREEN)
+    (pytester.path / "nb.ipynb").unlink()
+    result = run(pytester, "test_nb.py")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*test_nb.py: stale: its notebook nb.ipynb is gone*"])
+
+
+def test_pytest_ntdd_runs_the_notebook_itself_and_never_warns(pytester: pytest.Pytester) -> None:
+    exported(pytester, GREEN)
+    write_notebook(pytester.path / "nb.ipynb", RED)
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(failed=1)
+    result.stdout.no_fnmatch_line("*StaleModuleWarning*")

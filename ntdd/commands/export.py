@@ -16,12 +16,12 @@ from ntdd.format.module import (
     without_version,
 )
 from ntdd.format.paths import module_path
+from ntdd.format.stale import content_hash
 from ntdd.model import Notebook
 from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
-from ntdd.pipeline.plan import content_hash
 from ntdd.pipeline.templates import module_templates
 
 
