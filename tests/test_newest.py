@@ -164,3 +164,39 @@ def test_pytest_ntdd_runs_the_notebook_itself_and_never_warns(pytester: pytest.P
     result = run(pytester, "--ntdd", "nb.ipynb")
     result.assert_outcomes(failed=1)
     result.stdout.no_fnmatch_line("*StaleModuleWarning*")
+
+
+@SHOWN
+def test_a_module_of_a_pair_whose_text_file_moved_on_warns_that_it_is_stale(
+    pytester: pytest.Pytester,
+) -> None:
+    """Exported from `nb.ipynb`; `nb.py`, saved since, holds other cells: those are tested."""
+    module = exported(pytester, GREEN)
+    write_py_notebook(pytester.path / "nb.py", RED)
+    make_older(pytester.path / "nb.ipynb", pytester.path / "nb.py")
+    result = run(pytester, str(module))
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(
+        ["*test_nb.py: stale: nb.py, paired with nb.ipynb and saved after it, has other cells*"]
+    )
+    assert run(pytester, "--ntdd", "nb.ipynb").ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_module_of_a_pair_in_step_runs_without_a_word(pytester: pytest.Pytester) -> None:
+    module = exported(pytester, GREEN)
+    write_py_notebook(pytester.path / "nb.py", GREEN)
+    make_older(pytester.path / "nb.ipynb", pytester.path / "nb.py")
+    result = run(pytester, str(module))
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*StaleModuleWarning*")
+
+
+def test_export_of_a_pair_whose_text_file_moved_on_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notebook = pair(tmp_path, GREEN, RED, newer="py")
+    assert export(notebook) == 0
+    assert (
+        f"ntdd: warning: {notebook}: nb.py, paired with nb.ipynb and saved after it, has other "
+        "cells"
+    ) in capsys.readouterr().err

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.errors import ForeignFileError, ModuleEditedError
@@ -16,7 +16,7 @@ from ntdd.format.module import (
     without_version,
 )
 from ntdd.format.paths import module_path
-from ntdd.format.stale import content_hash
+from ntdd.format.stale import content_hash, pair_moved_on
 from ntdd.model import Notebook
 from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
@@ -51,6 +51,17 @@ def export_notebook(
     """
     target = target or module_path(notebook, out_dir, base)
     read = read_notebook(notebook)
+    done = _export(read, target, template, force, parameters)
+    note = pair_moved_on(notebook, read.cells)
+    if note is None:
+        return done
+    return replace(done, warnings=(*done.warnings, f"{notebook}: {note}"))
+
+
+def _export(
+    read: Notebook, target: Path, template: Path | None, force: bool, parameters: Parameters | None
+) -> Exported:
+    notebook = read.path
     existing = _read_existing(target)
     values = parameters.for_notebook(notebook) if parameters is not None else ()
     if not values and existing is not None and _up_to_date(existing, read, target, template):

@@ -55,4 +55,30 @@ def stale_reason(module: Path, notebook: Path) -> str | None:
         return f"its notebook cannot be read ({e})"
     if content_hash(cells) != header.content_hash:
         return f"{header.notebook} has changed since `ntdd export` wrote it"
-    return None
+    return pair_moved_on(notebook, cells)
+
+
+def pair_moved_on(notebook: Path, cells: tuple[Cell, ...]) -> str | None:
+    """A jupytext pair whose text file, saved after the `.ipynb`, holds other cells:
+    jupytext (and `pytest --ntdd`) read those, not the ones exported."""
+    from ntdd.notebook.read import read_notebook
+    from ntdd.notebook.text import newest_inputs
+
+    inputs = newest_inputs(notebook)
+    if inputs == notebook:
+        return None
+    try:
+        newer = read_notebook(inputs).cells
+    except NtddError as e:
+        return f"{inputs.name}, paired with it and newer, cannot be read ({e})"
+    if _test_content(newer) == _test_content(cells):
+        return None
+    return (
+        f"{inputs.name}, paired with {notebook.name} and saved after it, has other cells "
+        "(jupytext reads them from it; sync the pair, e.g. `jupytext --sync`)"
+    )
+
+
+def _test_content(cells: Iterable[Cell]) -> list[tuple[str, list[str]]]:
+    """What the tests depend on that both files of a pair hold: cell ids are the `.ipynb`'s."""
+    return [(c.source, sorted(c.tags)) for c in cells if c.cell_type == "code" and c.source.strip()]
