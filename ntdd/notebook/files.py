@@ -52,7 +52,8 @@ def is_notebook_file(path: Path, given: bool = False) -> bool:
     A `.py` or `.md` file is one only with jupytext's header. Found in a
     folder (not *given* by name), it is taken only where jupytext is
     installed to read it, and not when a `.ipynb` of the same name sits
-    beside it: that is a jupytext pair, tested once, through the `.ipynb`.
+    beside it: that is a jupytext pair, found once, as the `.ipynb`, and
+    tested with the newer file's cells (`text.newest_inputs`).
     """
     if path.suffix == ".ipynb":
         return True
