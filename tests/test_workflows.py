@@ -549,6 +549,32 @@ def test_a_push_tests_every_notebook_init_counts_whatever_its_name(
     assert done.outputs["pick"]["count"] == str(len(counted))
 
 
+def test_a_text_notebook_committed_without_its_ipynb_is_counted_and_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """jupytext's usual set-up: the `.py` is committed, its paired `.ipynb` ignored."""
+    root = tmp_path / "text"
+    for name in ("nbs/lab.py", "nbs/lab.ipynb", "nbs/other.ipynb"):
+        write_any_notebook(root / name, ["x = 1", "# TEST\nassert x == 1"])
+    (root / ".gitignore").write_text("*.ipynb\n!other.ipynb\n")
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "a text notebook")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    assert "2 notebooks in nbs/, 2 with # TEST cells" in notes
+    clone = tmp_path / "checkout"  # what the runner checks out: no lab.ipynb
+    git(tmp_path, "clone", "-q", str(root), str(clone))
+    done = run_job(
+        workflow,
+        "notebooks",
+        repo=clone,
+        temp=tmp_path / "ci",
+        event="push",
+        until="Pick the notebooks to test",
+    )
+    assert sorted(done.notebooks()) == ["nbs/lab.py", "nbs/other.ipynb"]
+
+
 @pytest.mark.parametrize(
     ("edited", "picked"),
     [

@@ -37,7 +37,8 @@ def pick(
     depends_on: re.Pattern[str] | None = None,
 ) -> Picked:
     """The notebooks among *tracked* to test; all of them unless *changed* narrows it."""
-    every = tuple(notebooks_among(tracked, folders))
+    present = {Path(name) for name in tracked}  # what a checkout has: pairs, deletions
+    every = tuple(notebooks_among(tracked, folders, present))
     if changed is None:
         return Picked(every, "every notebook")
     because = next(
@@ -45,21 +46,21 @@ def pick(
             name
             for name in changed
             if (depends_on is not None and depends_on.search(name))
-            or (not _notebook_file(name, folders) and _near(name, every, folders))
+            or (not _notebook_file(name, folders, present) and _near(name, every, folders))
         ),
         None,
     )
     if because is not None:
         return Picked(every, f"{because} changed, so every notebook")
-    touched = set(notebooks_among(changed, folders))
+    touched = set(notebooks_among(changed, folders, present))
     return Picked(
         tuple(n for n in every if n in touched), "the notebooks this pull request changes"
     )
 
 
-def _notebook_file(name: str, folders: Sequence[str]) -> bool:
+def _notebook_file(name: str, folders: Sequence[str], present: set[Path]) -> bool:
     """A notebook's own file: any `.ipynb` (deleted ones too), or a text notebook found."""
-    return name.endswith(".ipynb") or any(True for _ in notebooks_among([name], folders))
+    return name.endswith(".ipynb") or any(True for _ in notebooks_among([name], folders, present))
 
 
 def _near(name: str, notebooks: tuple[Path, ...], folders: Sequence[str]) -> bool:

@@ -7,7 +7,7 @@ import glob
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 from ntdd.errors import NotebookReadError, NtddError
@@ -62,32 +62,50 @@ def is_notebook_file(path: Path, given: bool = False) -> bool:
     return has_jupytext_header(path) and (given or not is_paired(path))
 
 
-def notebooks_among(files: Iterable[str | Path], folders: Iterable[str | Path]) -> Iterator[Path]:
+def notebooks_among(
+    files: Iterable[str | Path],
+    folders: Iterable[str | Path],
+    present: Collection[Path] | None = None,
+) -> Iterator[Path]:
     """Those of *files* that `find_notebooks(folders)` finds, each once, in order.
 
     For a list of files made elsewhere (`git ls-files -z`, `git diff -z
     --name-only`): a file counts where the search would reach it, inside one
     of *folders* and through no folder it skips, and it is a notebook there.
-    A text notebook paired with a `.ipynb` stands for that notebook, which is
-    what the search finds. Files no longer on disk are not notebooks.
+    Only files on disk count, and only those among *present* when given (the
+    files a checkout has, `git ls-files`): a text notebook whose `.ipynb`
+    counts is half of a jupytext pair, found as that `.ipynb`.
     """
     tops = [Path(os.path.abspath(f)) for f in folders]
+    kept = None if present is None else frozenset(present)
+
+    def there(path: Path) -> bool:
+        return (kept is None or path in kept) and _on_disk(path)
+
     seen: set[Path] = set()
     for raw in files:
-        path = Path(raw)
-        found = _found_as(path, tops)
+        found = _found_as(Path(raw), tops, there)
         if found is not None and found not in seen:
             seen.add(found)
             yield found
 
 
-def _found_as(path: Path, tops: list[Path]) -> Path | None:
+def _found_as(path: Path, tops: list[Path], there: Callable[[Path], bool]) -> Path | None:
     """The notebook a search of *tops* finds for *path*: itself, its `.ipynb`, or none."""
-    if not any(_reached(path, top) for top in tops):
+    if not there(path) or not any(_reached(path, top) for top in tops):
         return None
-    if path.suffix in TEXT_SUFFIXES and is_paired(path) and has_jupytext_header(path):
-        return _found_as(path.with_suffix(".ipynb"), tops)
-    return path if is_notebook_file(path) and (path.exists() or path.is_symlink()) else None
+    if path.suffix == ".ipynb":
+        return path
+    if path.suffix not in TEXT_SUFFIXES or not jupytext_installed():
+        return None
+    if not has_jupytext_header(path):
+        return None
+    ipynb = path.with_suffix(".ipynb")
+    return ipynb if there(ipynb) else path
+
+
+def _on_disk(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
 
 
 def _reached(path: Path, top: Path) -> bool:
