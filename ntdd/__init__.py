@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ntdd._version import __version__
 
 if TYPE_CHECKING:
-    from ntdd.errors import NtddError
+    from ntdd.errors import NtddError, StaleModuleWarning
     from ntdd.model import Notebook, Plan
     from ntdd.notebook.read import read_notebook
     from ntdd.pipeline.plan import make_plan
@@ -27,6 +27,7 @@ __all__ = [
     "Notebook",
     "NtddError",
     "Plan",
+    "StaleModuleWarning",
     "__version__",
     "load_ipython_extension",
     "make_plan",
@@ -37,6 +38,7 @@ __all__ = [
 
 _LAZY = {
     "NtddError": "ntdd.errors",
+    "StaleModuleWarning": "ntdd.errors",
     "Notebook": "ntdd.model",
     "Plan": "ntdd.model",
     "make_plan": "ntdd.pipeline.plan",

@@ -46,3 +46,11 @@ class ConfigError(NtddError):
 
 class GeneratedModuleError(NtddError):
     """A file claims to be an ntdd module but its header or regions are broken."""
+
+
+class StaleModuleWarning(UserWarning):
+    """A generated module no longer matches its notebook: its tests run the old cells.
+
+    Strict runs make it an error: `pytest -W error::ntdd.StaleModuleWarning`,
+    or `filterwarnings = ["error::ntdd.StaleModuleWarning"]` in pytest's settings.
+    """

@@ -46,7 +46,8 @@ class JobRun:
         return path.read_text() if path.exists() else ""
 
     def notebooks(self) -> list[str]:
-        return (self.temp / "notebooks.txt").read_text().splitlines()
+        """The picked notebooks: the pick step writes them NUL-ended, as git's -z does."""
+        return [name for name in (self.temp / "notebooks").read_text().split("\0") if name]
 
 
 def load_job(workflow: Path | str, job: str) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def run_job(
     return done
 
 
-# The pytest plugins a workflow installs: "ntdd[nbval]", and pytest-xdist for shards.
+# The pytest plugins a workflow installs: "ntdd[nbval,jupytext]", and pytest-xdist for shards.
 # Others that this machine may have (pytest-randomly...) are not on a runner.
 WORKFLOW_PLUGINS = plugin_env("nbval.plugin", "xdist.plugin")
 
@@ -140,8 +141,7 @@ def _installs(script: str, install: str) -> str:
     if install == "none":
         return _PIP_LINE.sub(r"\1true  # installed already", script)
     script = script.replace("pip install ", "pip install --dry-run ")
-    script = script.replace('"ntdd[nbval]"', f'"{ROOT}[nbval]"')  # this checkout, not PyPI's
-    return re.sub(r"install --dry-run ntdd$", f'install --dry-run "{ROOT}"', script, flags=re.M)
+    return re.sub(r'"ntdd\[', f'"{ROOT}[', script)  # this checkout, not PyPI's
 
 
 def _expand(text: str, contexts: dict[str, str]) -> str:

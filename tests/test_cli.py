@@ -239,3 +239,54 @@ def test_an_unchanged_notebook_is_not_even_rendered_again(
 
     monkeypatch.setattr("ntdd.pipeline.render.render_module", fail)
     assert main(["export", str(nb)]) == 0
+
+
+# -- ntdd list -------------------------------------------------------------------
+
+
+def test_list_prints_the_notebooks_export_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("nbs/a.ipynb", "nbs/sub/b c.ipynb", "nbs/.ipynb_checkpoints/a-checkpoint.ipynb"):
+        write_notebook(tmp_path / name, ["# TEST\nassert True"])
+    assert main(["list", "-z", "nbs"]) == 0
+    assert capsysbinary.readouterr().out == b"nbs/a.ipynb\0nbs/sub/b c.ipynb\0"
+
+
+def test_list_files_from_keeps_the_notebooks_a_search_of_the_folder_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("nbs/a.ipynb", "nbs/.hidden/b.ipynb", "other/c.ipynb"):
+        write_notebook(tmp_path / name, ["# TEST\nassert True"])
+    (tmp_path / "nbs" / "helper.py").write_text("x = 1\n")
+    given = [
+        "nbs/a.ipynb",
+        "nbs/.hidden/b.ipynb",
+        "other/c.ipynb",
+        "nbs/helper.py",
+        "nbs/gone.ipynb",
+    ]
+    (tmp_path / "files").write_bytes(b"".join(name.encode() + b"\0" for name in given))
+    assert main(["list", "-z", "--files-from", "files", "nbs"]) == 0
+    assert capsysbinary.readouterr().out == b"nbs/a.ipynb\0"
+    assert sorted(files.find_notebooks(["nbs"])) == [Path("nbs/a.ipynb")]  # the same rule
+
+
+def test_list_changed_tests_every_notebook_when_a_dependency_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("nbs/a.ipynb", "nbs/b.ipynb"):
+        write_notebook(tmp_path / name, ["# TEST\nassert True"])
+    (tmp_path / "changed").write_text("requirements.txt\n")
+    summary = tmp_path / "summary.md"
+    args = ["list", "--changed", "changed", "--depends-on", r"(^|/)requirements\.txt$"]
+    assert main([*args, "--summary", str(summary), "nbs"]) == 0
+    printed = capsysbinary.readouterr()
+    assert printed.out == b"nbs/a.ipynb\nnbs/b.ipynb\n"
+    assert b"ntdd: 2 notebooks: requirements.txt changed, so every notebook" in printed.err
+    assert summary.read_text() == (
+        "**Notebooks:** testing 2: requirements.txt changed, so every notebook.\n\n"
+    )

@@ -162,7 +162,7 @@ def test_the_exit_policy_holds_each_notebook_to_the_rate(
 def test_notebooks_without_tests_pass_as_the_init_workflow_runs_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`xargs -d '\\n' ntdd faults --report "$GITHUB_STEP_SUMMARY" < notebooks.txt`."""
+    """`xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" < notebooks`."""
     monkeypatch.chdir(tmp_path)
     write_notebook(tmp_path / "notes.ipynb", ["x = 1"])
     write_notebook(tmp_path / "plain.ipynb", ["values = [1, 2]", "# TEST\nassert sum(values) == 3"])

@@ -13,12 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import jupytext
 import pytest
 import yaml
-from conftest import HAVE_TORCH, ROOT, write_notebook
+from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
 from gha import VENV_PATH, JobRun, load_job, run_job, run_script
 
 from ntdd.commands.cli import main
+from ntdd.notebook.files import find_notebooks
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
@@ -230,7 +232,7 @@ def test_init_checks_committed_modules_and_says_so(
     commit(repo, "the exported modules")
     workflow, notes = dry_run(capsys)
     check = steps(workflow)["Check the generated test modules are current"]
-    assert check["run"] == "xargs -d '\\n' ntdd export --check < \"$RUNNER_TEMP/notebooks.txt\""
+    assert check["run"] == 'xargs -0 ntdd export --check < "$RUNNER_TEMP/notebooks"'
     assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
 
 
@@ -264,7 +266,7 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
 ) -> None:
     (repo / "pyproject.toml").write_text('[project]\nname = "course"\nversion = "1"\n')
     workflow, notes = dry_run(capsys)
-    assert load_job(workflow, "notebooks")["steps"][1]["env"]["NOTEBOOKS"] == "notebooks"
+    assert steps(workflow)["Pick the notebooks to test"]["env"]["NOTEBOOKS"] == "notebooks"
     on = yaml.safe_load(workflow)[True]  # YAML reads `on` as True
     assert "notebooks/**" in on["pull_request"]["paths"]
     assert "**/requirements*.txt" in on["push"]["paths"]
@@ -359,9 +361,9 @@ def test_faults_adds_the_faults_report_to_the_summary(
     workflow, notes = dry_run(capsys, "--faults")
     step = steps(workflow)["Report which faults the tests catch"]
     assert step["run"] == (
-        "xargs -d '\\n' ntdd faults --report \"$GITHUB_STEP_SUMMARY\""
-        ' < "$RUNNER_TEMP/notebooks.txt"'
+        'xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" < "$RUNNER_TEMP/notebooks"'
     )
+    assert step["if"].startswith("always() && ")  # a report also when a test failed
     assert "faults" in notes
     assert "ntdd faults" not in dry_run(capsys)[0]
 
@@ -469,7 +471,7 @@ def test_a_deleted_notebook_is_not_tested(
     done = run_job(
         workflow, "notebooks", repo=repo, temp=tmp_path / "ci", event="pull_request", base=base
     )
-    assert done.notebooks() == [] and done.ran == ["Pick the notebooks to test"]
+    assert done.notebooks() == [] and done.ran == ["Install", "Pick the notebooks to test"]
 
 
 def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
@@ -487,6 +489,121 @@ def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
     change(root, {"data.csv": "2\n", ".github/other.yml": "x\n"})
     done = pick(workflow, root, tmp_path, base)
     assert done.notebooks() == ["a.ipynb", "b.ipynb"]
+
+
+# Names git quotes unless told not to (core.quotePath), and jupytext's text notebooks.
+ODD_NOTEBOOKS = [
+    "nbs/café.ipynb",
+    "nbs/Übung 1.ipynb",
+    'nbs/a"b.ipynb',
+    "nbs/tab\there.ipynb",
+    "nbs/sub/back\\slash.ipynb",
+    "nbs/lab.py",
+    "nbs/lab.md",
+    "nbs/paired.ipynb",  # and paired.py beside it: one notebook
+]
+
+
+def write_any_notebook(path: Path, cells: list[str]) -> None:
+    """A `.ipynb`, or a jupytext `.py` or `.md` notebook with its header."""
+    if path.suffix == ".ipynb":
+        write_notebook(path, cells)
+        return
+    nb = make_notebook(cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python", "language": "python"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(jupytext.writes(nb, {".py": "py:percent", ".md": "md:myst"}[path.suffix]))
+
+
+@pytest.fixture
+def odd_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose notebooks have odd names, text notebooks among them; the cwd."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    root = tmp_path / "odd"
+    for name in [*ODD_NOTEBOOKS, "nbs/paired.py"]:
+        write_any_notebook(root / name, ["x = 1", "# TEST\nassert x == 1"])
+    (root / "nbs" / "helper.py").write_text("def helper():\n    return 1\n")
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "odd names")
+    monkeypatch.chdir(root)
+    return root
+
+
+def test_a_push_tests_every_notebook_init_counts_whatever_its_name(
+    odd_repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys)
+    counted = sorted(p.as_posix() for p in find_notebooks([Path("nbs")]))
+    assert counted == sorted(ODD_NOTEBOOKS)
+    assert f"{len(counted)} notebooks in nbs/, {len(counted)} with # TEST cells" in notes
+    done = run_job(
+        workflow,
+        "notebooks",
+        repo=odd_repo,
+        temp=tmp_path / "ci",
+        event="push",
+        until="Pick the notebooks to test",
+    )
+    assert sorted(done.notebooks()) == counted
+    assert done.outputs["pick"]["count"] == str(len(counted))
+
+
+def test_a_text_notebook_committed_without_its_ipynb_is_counted_and_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """jupytext's usual set-up: the `.py` is committed, its paired `.ipynb` ignored."""
+    root = tmp_path / "text"
+    for name in ("nbs/lab.py", "nbs/lab.ipynb", "nbs/other.ipynb"):
+        write_any_notebook(root / name, ["x = 1", "# TEST\nassert x == 1"])
+    (root / ".gitignore").write_text("*.ipynb\n!other.ipynb\n")
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "a text notebook")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    assert "2 notebooks in nbs/, 2 with # TEST cells" in notes
+    clone = tmp_path / "checkout"  # what the runner checks out: no lab.ipynb
+    git(tmp_path, "clone", "-q", str(root), str(clone))
+    done = run_job(
+        workflow,
+        "notebooks",
+        repo=clone,
+        temp=tmp_path / "ci",
+        event="push",
+        until="Pick the notebooks to test",
+    )
+    assert sorted(done.notebooks()) == ["nbs/lab.py", "nbs/other.ipynb"]
+
+
+@pytest.mark.parametrize(
+    ("edited", "picked"),
+    [
+        (["nbs/café.ipynb", "nbs/tab\there.ipynb"], ["nbs/café.ipynb", "nbs/tab\there.ipynb"]),
+        (["nbs/lab.md", 'nbs/a"b.ipynb'], ['nbs/a"b.ipynb', "nbs/lab.md"]),
+        (["nbs/paired.py"], ["nbs/paired.ipynb"]),  # the pair's text half: the pair
+        (["nbs/helper.py"], sorted(ODD_NOTEBOOKS)),  # beside them: every notebook
+    ],
+    ids=["odd names", "a text notebook", "a paired text notebook", "a helper"],
+)
+def test_a_pull_request_tests_the_notebooks_it_changes_whatever_their_names(
+    odd_repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    edited: list[str],
+    picked: list[str],
+) -> None:
+    workflow, _ = dry_run(capsys)
+    base = git(odd_repo, "rev-parse", "HEAD")
+    git(odd_repo, "checkout", "-q", "-b", "change")
+    for name in edited:
+        if name.endswith(".py") and "helper" in name:
+            (odd_repo / name).write_text("def helper():\n    return 2\n")
+        else:
+            write_any_notebook(odd_repo / name, ["x = 2", "# TEST\nassert x == 2"])
+    commit(odd_repo, "edits")
+    done = pick(workflow, odd_repo, tmp_path, base)
+    assert sorted(done.notebooks()) == picked
+    assert done.outputs["pick"]["count"] == str(len(picked))
 
 
 def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
@@ -541,8 +658,8 @@ def test_every_run_step_of_the_notebooks_workflow_works_on_a_push(tmp_path: Path
         install="dry-run",
     )
     assert done.ran == [
-        "Pick the notebooks to test",
         "Install",
+        "Pick the notebooks to test",
         "Check the exported modules are current",
         "Run the notebooks' tests beside nbval",
     ]
@@ -581,7 +698,7 @@ def test_on_a_pull_request_only_changed_notebooks_are_tested(tmp_path: Path) -> 
         event="pull_request",
         base=head.stdout.strip(),
     )
-    assert done.ran == ["Pick the notebooks to test"]  # none changed
+    assert done.ran == ["Install", "Pick the notebooks to test"]  # none changed
     assert done.notebooks() == []
 
 
@@ -605,8 +722,8 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
 ) -> None:
     _, done = pushed_with_modules
     assert done.ran == [
-        "Pick the notebooks to test",
         "Install",
+        "Pick the notebooks to test",
         "Check the generated test modules are current",
         "Run the notebooks' tests",
     ]
@@ -628,7 +745,7 @@ def test_a_generated_workflow_without_modules_passes_on_a_push(
     of the notes, which have no tests). The run of the workflow with faults and a GPU
     job: the same steps come first."""
     _, _, done = pushed_with_faults_and_gpu
-    assert done.ran[:3] == ["Pick the notebooks to test", "Install", "Run the notebooks' tests"]
+    assert done.ran[:3] == ["Install", "Pick the notebooks to test", "Run the notebooks' tests"]
     assert "Check the generated test modules are current" not in done.ran
     notebooks = [*EVERY_NOTEBOOK, "notebooks/ch2/notes.ipynb"]
     assert {c for c, _ in junit_cases(done.temp / "ntdd-junit.xml")} == {
@@ -735,8 +852,8 @@ def test_the_gpu_job_runs_the_device_tests_on_cuda(
     check = "Check that torch sees a GPU"
     gpu = run_job(workflow, "gpu", repo=repo, temp=tmp_path / "gpu", event="push", skip=[check])
     assert gpu.ran == [
-        "Pick the notebooks to test",
         "Install",
+        "Pick the notebooks to test",
         "Run the notebooks' tests on the GPU",
     ]
     on_gpu = {name for _, name in junit_cases(tmp_path / "gpu" / "ntdd-junit.xml")}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -88,7 +89,53 @@ def _parser() -> argparse.ArgumentParser:
 
     init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
     _init_options(init)
+
+    listing = _command(sub, "list", _list, "list the notebooks that ntdd finds and tests")
+    _list_options(listing)
     return parser
+
+
+def _list_options(listing: argparse.ArgumentParser) -> None:
+    listing.add_argument("paths", nargs="*", default=["."], metavar="NOTEBOOK_OR_DIR")
+    listing.add_argument(
+        "-z",
+        "--null",
+        action="store_true",
+        help="names end with NUL, not newline, read and written (as git's -z writes them)",
+    )
+    listing.add_argument(
+        "--files-from",
+        type=Path,
+        metavar="FILE",
+        help="the notebooks among the files FILE names (- for stdin, e.g. from "
+        "`git ls-files -z`), instead of those on disk",
+    )
+    listing.add_argument(
+        "--changed",
+        type=Path,
+        metavar="FILE",
+        help="only those a change to the files FILE names can break (e.g. from "
+        "`git diff -z --name-only`): every notebook when a file beside them changed",
+    )
+    listing.add_argument(
+        "--depends-on",
+        type=_pattern,
+        metavar="REGEX",
+        help="with --changed: a changed file that matches it tests every notebook",
+    )
+    listing.add_argument(
+        "--summary",
+        type=Path,
+        metavar="FILE.md",
+        help='append which notebooks and why as Markdown to FILE.md (e.g. "$GITHUB_STEP_SUMMARY")',
+    )
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r}: not a regular expression: {e}") from e
 
 
 def _faults_options(faults: argparse.ArgumentParser) -> None:
@@ -399,6 +446,46 @@ def _faults(args: argparse.Namespace) -> int:
         with args.report.open("a", encoding="utf-8") as f:
             f.write(markdown(summary))
     return code
+
+
+def _list(args: argparse.Namespace) -> int:
+    """Print the notebooks; the pick step of `ntdd init`'s workflow runs this."""
+    from ntdd.commands.pick import pick
+    from ntdd.notebook.files import find_notebooks
+
+    end = b"\0" if args.null else b"\n"
+    if args.files_from is None and args.changed is None:
+        found = list(find_notebooks(args.paths))
+        why = "every notebook"
+    else:
+        tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
+        changed = _names(args.changed, end) if args.changed else None
+        picked = pick(tracked, args.paths, changed, args.depends_on)
+        found, why = list(picked.notebooks), picked.why
+    sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
+    sys.stdout.flush()
+    print(f"ntdd: {_plural(len(found), 'notebook')}: {why}", file=sys.stderr)
+    if args.summary is not None:
+        with args.summary.open("a", encoding="utf-8") as f:
+            f.write(f"**Notebooks:** testing {len(found)}: {why}.\n\n")
+    return OK
+
+
+def _names(source: Path, end: bytes) -> list[str]:
+    """The file names in *source* (`-`: stdin), as bytes on disk say them."""
+    try:
+        data = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
+    except OSError as e:
+        raise NtddError(
+            f"{source}: cannot be read: {(e.strerror or type(e).__name__).lower()}"
+        ) from e
+    return [os.fsdecode(name) for name in data.split(end) if name]
+
+
+def _on_disk(paths: Sequence[str]) -> list[str]:
+    from ntdd.notebook.files import find_notebooks
+
+    return [str(path) for path in find_notebooks(paths)]
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.errors import ForeignFileError, ModuleEditedError, NotPythonError
@@ -16,12 +16,12 @@ from ntdd.format.module import (
     without_version,
 )
 from ntdd.format.paths import module_path
+from ntdd.format.stale import content_hash, pair_moved_on
 from ntdd.model import Notebook
 from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
-from ntdd.pipeline.plan import content_hash
 from ntdd.pipeline.templates import module_templates
 
 
@@ -56,6 +56,17 @@ def export_notebook(
         if e.has_tests:
             raise
         return Exported(notebook, target, "no tests")  # as `pytest --ntdd` passes it over
+    done = _export(read, target, template, force, parameters)
+    note = pair_moved_on(notebook, read.cells)
+    if note is None:
+        return done
+    return replace(done, warnings=(*done.warnings, f"{notebook}: {note}"))
+
+
+def _export(
+    read: Notebook, target: Path, template: Path | None, force: bool, parameters: Parameters | None
+) -> Exported:
+    notebook = read.path
     existing = _read_existing(target)
     values = parameters.for_notebook(notebook) if parameters is not None else ()
     if not values and existing is not None and _up_to_date(existing, read, target, template):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ntdd.errors import NotPythonError, NtddError
-from ntdd.notebook.files import find_notebooks
+from ntdd.notebook.files import find_notebooks, notebooks_among
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -93,8 +93,11 @@ def _notebooks(root: Path, folder: str, listed: set[str] | None) -> tuple[str, .
     start = root / folder
     if not start.is_dir():
         raise NtddError(f"--notebooks {folder}: no such folder")
-    paths = (p.relative_to(root).as_posix() for p in find_notebooks([start]))
-    return tuple(p for p in paths if listed is None or p in listed)
+    if listed is None:
+        return tuple(p.relative_to(root).as_posix() for p in find_notebooks([start]))
+    files = [root / p for p in sorted(listed)]  # as a checkout has them: pairs too
+    found = notebooks_among(files, [start], present=files)
+    return tuple(p.relative_to(root).as_posix() for p in found)
 
 
 def _common_folder(notebooks: tuple[str, ...]) -> str:

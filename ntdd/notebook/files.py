@@ -7,7 +7,7 @@ import glob
 import os
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 
 from ntdd.errors import NotebookReadError, NtddError
@@ -52,7 +52,8 @@ def is_notebook_file(path: Path, given: bool = False) -> bool:
     A `.py` or `.md` file is one only with jupytext's header. Found in a
     folder (not *given* by name), it is taken only where jupytext is
     installed to read it, and not when a `.ipynb` of the same name sits
-    beside it: that is a jupytext pair, tested once, through the `.ipynb`.
+    beside it: that is a jupytext pair, found once, as the `.ipynb`, and
+    tested with the newer file's cells (`text.newest_inputs`).
     """
     if path.suffix == ".ipynb":
         return True
@@ -61,9 +62,73 @@ def is_notebook_file(path: Path, given: bool = False) -> bool:
     return has_jupytext_header(path) and (given or not is_paired(path))
 
 
+def notebooks_among(
+    files: Iterable[str | Path],
+    folders: Iterable[str | Path],
+    present: Collection[Path] | None = None,
+) -> Iterator[Path]:
+    """Those of *files* that `find_notebooks(folders)` finds, each once, in order.
+
+    For a list of files made elsewhere (`git ls-files -z`, `git diff -z
+    --name-only`): a file counts where the search would reach it, inside one
+    of *folders* and through no folder it skips, and it is a notebook there.
+    Only files on disk count, and only those among *present* when given (the
+    files a checkout has, `git ls-files`): a text notebook whose `.ipynb`
+    counts is half of a jupytext pair, found as that `.ipynb`.
+    """
+    tops = [Path(os.path.abspath(f)) for f in folders]
+    kept = None if present is None else frozenset(present)
+
+    def there(path: Path) -> bool:
+        return (kept is None or path in kept) and _on_disk(path)
+
+    seen: set[Path] = set()
+    for raw in files:
+        found = _found_as(Path(raw), tops, there)
+        if found is not None and found not in seen:
+            seen.add(found)
+            yield found
+
+
+def _found_as(path: Path, tops: list[Path], there: Callable[[Path], bool]) -> Path | None:
+    """The notebook a search of *tops* finds for *path*: itself, its `.ipynb`, or none."""
+    if not there(path) or not any(_reached(path, top) for top in tops):
+        return None
+    if path.suffix == ".ipynb":
+        return path
+    if path.suffix not in TEXT_SUFFIXES or not jupytext_installed():
+        return None
+    if not has_jupytext_header(path):
+        return None
+    ipynb = path.with_suffix(".ipynb")
+    return ipynb if there(ipynb) else path
+
+
+def _on_disk(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def _reached(path: Path, top: Path) -> bool:
+    """Whether a walk of *top* reaches *path*: no skipped, hidden or symlinked folder between."""
+    try:
+        between = Path(os.path.abspath(path)).relative_to(top).parts[:-1]
+    except ValueError:
+        return False
+    folder = top
+    for name in between:
+        folder = folder / name
+        if not _searched(name) or folder.is_symlink():
+            return False
+    return True
+
+
+def _searched(folder_name: str) -> bool:
+    return folder_name not in SKIP_DIRS and not folder_name.startswith(".")
+
+
 def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if _searched(d))
         for name in sorted(files):
             if name.endswith((".ipynb", *TEXT_SUFFIXES)) and is_notebook_file(Path(root) / name):
                 yield Path(root) / name

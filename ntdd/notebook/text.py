@@ -82,6 +82,30 @@ def is_paired(path: Path) -> bool:
     return path.with_suffix(".ipynb").exists()
 
 
+def newest_inputs(path: Path) -> Path:
+    """The file of a jupytext pair that holds the cells to test: the newer, as jupytext reads it.
+
+    jupytext loads a paired notebook's inputs from its text file, unless the
+    `.ipynb` was saved after it (`jupytext.pairs.latest_inputs_and_outputs`;
+    a tie goes to the text file). *path* itself when it is no `.ipynb` with a
+    text notebook beside it, or when jupytext, which reads that one, is missing.
+    """
+    if path.suffix != ".ipynb" or not jupytext_installed():
+        return path
+    partners = [p for p in map(path.with_suffix, TEXT_SUFFIXES) if has_jupytext_header(p)]
+    if not partners:
+        return path
+    newest = max(partners, key=_modified)  # the first of equals, as jupytext keeps it
+    return path if _modified(path) > _modified(newest) else newest
+
+
+def _modified(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return float("-inf")
+
+
 def read_text_notebook(path: Path, data: bytes) -> dict[str, Any]:
     """The notebook in *data*, the bytes of *path*, as nbformat's JSON object, read by jupytext."""
     text = _decoded(path, data)[1]

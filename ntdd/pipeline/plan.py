@@ -7,12 +7,10 @@ exported module and `pytest --ntdd` cannot disagree.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
-from collections.abc import Iterable
 
 from ntdd.format import names
 from ntdd.format.module import wrapped_body
+from ntdd.format.stale import content_hash
 from ntdd.model import (
     Cell,
     Notebook,
@@ -74,21 +72,6 @@ def _parameters_cell(
     if values and code:
         return ParametersCell(code[0].index, False, values)
     return None
-
-
-def content_hash(cells: Iterable[Cell]) -> str:
-    """A hash of what the tests depend on: code cells' sources, ids and tags.
-
-    Outputs and execution counts are left out, so re-running a notebook does
-    not make its module stale.
-    """
-    relevant = [
-        [c.index, c.id, c.source, sorted(c.tags)]
-        for c in cells
-        if c.cell_type == "code" and c.source.strip()
-    ]
-    blob = json.dumps(relevant, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _setup_cell(

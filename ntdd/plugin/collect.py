@@ -22,6 +22,7 @@ from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.paths import module_path
 from ntdd.notebook.cell_code import source_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
+from ntdd.notebook.text import newest_inputs
 from ntdd.pipeline import build_module
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
@@ -53,11 +54,11 @@ class NotebookModule(pytest.Module):
             loaded[self.path] = (self._entry, self.read_error)
 
     def _load(self) -> None:
-        path = _shortest(self.path)
+        path = newest_inputs(_shortest(self.path))  # a jupytext pair: its newer file
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             cache = ModuleCache.of(self.config)
-            key = self._key(cache, data) if cache is not None else ""
+            key = self._key(cache, data, path) if cache is not None else ""
             self._entry = cache.load(key) if cache is not None else None
             if self._entry is None:
                 self._entry = self._collect(path, data)
@@ -68,9 +69,9 @@ class NotebookModule(pytest.Module):
         except SyntaxError as e:  # a bug of ntdd's: say so, in the notebook's place
             self.read_error = NtddError(f"{path}: its module does not compile: {e}")
 
-    def _key(self, cache: ModuleCache, data: bytes) -> str:
+    def _key(self, cache: ModuleCache, data: bytes, inputs: Path) -> str:
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        return cache.key(data, self._filename, str(self._resolved), repr(parameters))
+        return cache.key(data, self._filename, str(self._resolved), str(inputs), repr(parameters))
 
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""

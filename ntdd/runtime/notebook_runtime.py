@@ -25,6 +25,7 @@ import contextlib
 import inspect
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,9 @@ from typing import Any
 
 import pytest
 
+from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout
+from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime import steps
 from ntdd.runtime.containment import ctrl_c_pressed
@@ -85,6 +88,8 @@ class NotebookRuntime:
         self.notebook = (Path(module_file).parent / notebook).resolve()
         self.display_path = _relative_to_cwd(self.notebook)  # now: cells change the cwd
         self.filename: str = namespace.get("__ntdd_filename__") or module_file
+        if "__ntdd_filename__" not in namespace and module_file != ".":
+            _warn_if_stale(Path(module_file), self.notebook, namespace.get("__name__", ""))
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
         self._setup: list[SetupStep] = []
         self._parameters: ParametersStep | None = None
@@ -515,6 +520,21 @@ def device_unavailable(name: str) -> str:
         available = mps is not None and mps.is_available()
         return "" if available else "torch.backends.mps.is_available() is False"
     return f"ntdd does not run tests on {name!r}"
+
+
+def _warn_if_stale(module: Path, notebook: Path, name: str) -> None:
+    """An exported module run by plain pytest says when its notebook has moved on.
+
+    (`pytest --ntdd` compiles the module from the notebook itself: never stale.)
+    """
+    __tracebackhide__ = True  # a strict run's error is the module's, not ntdd's
+    reason = stale_reason(module, notebook)
+    if reason is not None:
+        message = (
+            f"{_relative_to_cwd(module)}: stale: {reason}; its tests run the cells as they "
+            "were then (run `ntdd export` again)"
+        )
+        warnings.warn_explicit(message, StaleModuleWarning, str(module), 1, module=name)
 
 
 def _relative_to_cwd(path: Path) -> str:
