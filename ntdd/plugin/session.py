@@ -21,6 +21,7 @@ from ntdd.model import Cell
 from ntdd.notebook import markers
 from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.collect import Loaded, NotebookModule
+from ntdd.plugin.overrun import overrun_of
 from ntdd.runtime import containment, timeout
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
@@ -208,7 +209,8 @@ class NtddSession:
         deadline = item.stash.get(_deadline_key, None)
         seconds = self._timeout(item)
         if deadline is None and seconds:
-            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid))
+            overrun = overrun_of(_runtime(item), item.config)
+            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
         with containment.contained(item.nodeid), deadline.running() if deadline else _nothing():
             yield
 
@@ -224,6 +226,7 @@ class NtddSession:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        timeout.phase_ended()  # a deadline its phase left armed goes no further
         where = _test_cell(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(
