@@ -22,7 +22,7 @@ from ntdd.notebook import markers
 from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.collect import Loaded, NotebookModule
 from ntdd.plugin.overrun import overrun_of
-from ntdd.runtime import containment, timeout
+from ntdd.runtime import containment, timeout, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
 from ntdd.runtime.settings import SETTINGS, Settings, counts_of
@@ -141,11 +141,11 @@ class NtddSession:
         """Note the process as it starts: every notebook starts from this state."""
         session.config.stash[BASELINE] = ProcessState.baseline()
         containment.watch_ctrl_c()
-        timeout.install_wakeup()
+        wakeup.install()
 
     def pytest_sessionfinish(self) -> None:
         containment.unwatch_ctrl_c()
-        timeout.uninstall_wakeup()
+        wakeup.uninstall()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -3,9 +3,9 @@
 A watchdog thread keeps the time, so nothing a cell does to the process's
 timers (`signal.alarm(0)`) can switch it off. When time is up it raises
 `NtddTimeout` in the test's thread, and wakes that thread with a signal if
-it is blocked in a system call (`time.sleep`, a lock). The exception derives
-from `BaseException`, as pytest-timeout's does, so that `except Exception`
-in a cell cannot swallow it.
+it is blocked in a system call (`time.sleep`, a lock; see `wakeup`). The
+exception derives from `BaseException`, as pytest-timeout's does, so that
+`except Exception` in a cell cannot swallow it.
 
 A bare `except:` can, and a retry loop around it would run forever. So the
 exception is raised again every `REFIRE_EVERY` seconds while one of the
@@ -15,11 +15,6 @@ process, as pytest-timeout's thread method does: a line naming the test and
 its cell, the stacks of all threads (faulthandler) on stderr, then exit
 status `HARD_END_STATUS`. Under pytest-xdist that ends one worker, and the
 controller reports its test as failed.
-
-The wake-up signal is ntdd's own, SIGURG, not SIGALRM: a cell that ignores
-SIGALRM or handles it for its own timeouts keeps its setting, as in a kernel,
-and ntdd never sets off the cell's handler. SIGURG is ignored by default, and
-nothing a notebook runs uses it.
 
 A deadline that falls while the thread is importing a module waits until
 the import is done (up to `IMPORT_GRACE` seconds): an exception in the middle
@@ -33,7 +28,6 @@ import ctypes
 import faulthandler
 import math
 import os
-import signal
 import sys
 import threading
 import time
@@ -41,6 +35,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import FrameType
 from typing import NoReturn
+
+from ntdd.runtime import wakeup
 
 IMPORT_GRACE = 60.0  # seconds a deadline waits for an import under way to finish
 REFIRE_EVERY = 0.5  # seconds between raises while a cell goes on after its timeout
@@ -51,10 +47,7 @@ _POLL = 0.02  # seconds between looks at an import under way
 _IMPORT_FILES = frozenset(
     {"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"}
 )
-_WAKE_SIGNAL: signal.Signals | None = getattr(signal, "SIGURG", None)
-# pytest leaves this module's frames out of tracebacks: a timeout lands in the
-# wake-up handler before any line of it runs, and the reader needs the cell's line.
-__tracebackhide__ = True
+__tracebackhide__ = True  # pytest leaves ntdd's frames out: the reader needs the cell's line
 
 
 class NtddTimeout(BaseException):
@@ -194,7 +187,7 @@ class _Job:
         ctypes.pythonapi.PyThreadState_SetAsyncExc(
             ctypes.c_ulong(self.thread), ctypes.py_object(_Timeout)
         )
-        _wake(self.thread)
+        wakeup.wake(self.thread)
 
 
 class _Watchdog:
@@ -310,55 +303,5 @@ def _importing(thread: int) -> bool:
     return False
 
 
-def _wake(thread: int) -> None:
-    """Interrupt a system call the thread is blocked in, so the exception can land.
-
-    Only the main thread runs Python signal handlers, and a blocked call
-    returns only for a signal that has a handler: ntdd's, unless something
-    replaced it.
-    """
-    if _WAKE_SIGNAL is None or thread != threading.main_thread().ident:
-        return
-    if signal.getsignal(_WAKE_SIGNAL) is _wake_up:
-        signal.pthread_kill(thread, _WAKE_SIGNAL)
-
-
 def _clear_async_exception(thread: int) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)
-
-
-_installed = 0  # sessions that installed the handler and are still running (pytester nests them)
-_previous_wake_handler: object = None
-
-
-def install_wakeup() -> None:
-    """Handle the wake-up signal with a no-op, so that a watchdog can wake the main thread.
-
-    The handler does nothing itself: running it is what makes a blocked
-    system call return, after which the pending `NtddTimeout` is raised.
-    """
-    global _installed, _previous_wake_handler
-    if _WAKE_SIGNAL is None or threading.current_thread() is not threading.main_thread():
-        return
-    if _installed == 0:
-        previous = signal.getsignal(_WAKE_SIGNAL)
-        if previous not in (signal.SIG_DFL, signal.SIG_IGN, None):
-            return  # someone else's handler: ntdd does not set it off
-        _previous_wake_handler = previous
-        signal.signal(_WAKE_SIGNAL, _wake_up)
-    _installed += 1
-
-
-def uninstall_wakeup() -> None:
-    global _installed
-    if _WAKE_SIGNAL is None or threading.current_thread() is not threading.main_thread():
-        return
-    if _installed == 0:
-        return
-    _installed -= 1
-    if _installed == 0 and signal.getsignal(_WAKE_SIGNAL) is _wake_up:
-        signal.signal(_WAKE_SIGNAL, _previous_wake_handler or signal.SIG_DFL)  # type: ignore[arg-type]
-
-
-def _wake_up(signum: int, frame: FrameType | None) -> None:
-    """The wake-up signal: nothing to do; the watchdog's exception is raised on return."""
