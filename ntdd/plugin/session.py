@@ -21,7 +21,8 @@ from ntdd.model import Cell
 from ntdd.notebook import markers
 from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.collect import Loaded, NotebookModule
-from ntdd.runtime import containment, timeout
+from ntdd.plugin.overrun import overrun_of
+from ntdd.runtime import containment, timeout, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
 from ntdd.runtime.settings import SETTINGS, Settings, counts_of
@@ -149,11 +150,11 @@ class NtddSession:
         """Note the process as it starts: every notebook starts from this state."""
         session.config.stash[BASELINE] = ProcessState.baseline()
         containment.watch_ctrl_c()
-        timeout.install_wakeup()
+        wakeup.install()
 
     def pytest_sessionfinish(self) -> None:
         containment.unwatch_ctrl_c()
-        timeout.uninstall_wakeup()
+        wakeup.uninstall()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -217,7 +218,8 @@ class NtddSession:
         deadline = item.stash.get(_deadline_key, None)
         seconds = self._timeout(item)
         if deadline is None and seconds:
-            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid))
+            overrun = overrun_of(_runtime(item), item.config)
+            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
         with containment.contained(item.nodeid), deadline.running() if deadline else _nothing():
             yield
 
@@ -233,6 +235,7 @@ class NtddSession:
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        timeout.phase_ended()  # a deadline its phase left armed goes no further
         where = _test_cell(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(

@@ -3,9 +3,18 @@
 A watchdog thread keeps the time, so nothing a cell does to the process's
 timers (`signal.alarm(0)`) can switch it off. When time is up it raises
 `NtddTimeout` in the test's thread, and wakes that thread with a signal if
-it is blocked in a system call (`time.sleep`, a lock). The exception derives
-from `BaseException`, as pytest-timeout's does, so that `except Exception`
-in a cell cannot swallow it.
+it is blocked in a system call (`time.sleep`, a lock; see `wakeup`). The
+exception derives from `BaseException`, as pytest-timeout's does, so that
+`except Exception` in a cell cannot swallow it.
+
+A bare `except:` can, and a retry loop around it would run forever. So the
+exception is raised again every `REFIRE_EVERY` seconds while one of the
+notebook's cells is still running, until the test's phase ends; a test still
+running `HARD_END_GRACE` seconds after its timeout was raised ends the
+process, as pytest-timeout's thread method does: a line naming the test and
+its cell, the stacks of all threads (faulthandler) on stderr, then exit
+status `HARD_END_STATUS`. Under pytest-xdist that ends one worker, and the
+controller reports its test as failed.
 
 A deadline that falls while the thread is importing a module waits until
 the import is done (up to `IMPORT_GRACE` seconds): an exception in the middle
@@ -16,24 +25,57 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import faulthandler
 import math
 import os
-import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import FrameType
+from typing import NoReturn
+
+from ntdd.runtime import wakeup
 
 IMPORT_GRACE = 60.0  # seconds a deadline waits for an import under way to finish
+REFIRE_EVERY = 0.5  # seconds between raises while a cell goes on after its timeout
+HARD_END_GRACE = 5.0  # seconds a test may go on after its timeout, before the process ends
+HARD_END_STATUS = 124  # the exit status then: GNU timeout's for "timed out"
+_LAST_WORDS_LIMIT = 10.0  # seconds the hard end may take to say why, before it ends regardless
 _POLL = 0.02  # seconds between looks at an import under way
 _IMPORT_FILES = frozenset(
     {"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"}
 )
+__tracebackhide__ = True  # pytest leaves ntdd's frames out: the reader needs the cell's line
 
 
 class NtddTimeout(BaseException):
     """A test, or the cells it needed, ran past its deadline."""
+
+
+def _no_cell(frame: FrameType) -> str | None:
+    return None
+
+
+def _nothing_to_say() -> str:
+    return ""
+
+
+@dataclass(frozen=True)
+class Overrun:
+    """What a deadline does when its test goes on after the timeout was raised.
+
+    The timeout is raised again only while a frame of the notebook's cells
+    runs (*cell_of* describes such a frame, and answers None for any other):
+    as the first exception travels up through pytest's code, another must
+    not land there.
+    """
+
+    cell_of: Callable[[FrameType], str | None] = _no_cell
+    grace: float | None = HARD_END_GRACE  # None: the process is never ended (a user's kernel)
+    last_words: Callable[[], str] = _nothing_to_say  # before the end: lets stderr through,
+    # and returns what to show first (what the test printed)
 
 
 class Deadline:
@@ -43,10 +85,11 @@ class Deadline:
     land in pytest's own code between phases.
     """
 
-    def __init__(self, seconds: float, what: str) -> None:
+    def __init__(self, seconds: float, what: str, overrun: Overrun | None = None) -> None:
         self.seconds = seconds
         self.remaining = seconds
         self.message = f"{what} timed out after {seconds:g} s (ntdd timeout)"
+        self.overrun = overrun or Overrun()
 
     @contextlib.contextmanager
     def running(self) -> Iterator[None]:
@@ -54,43 +97,86 @@ class Deadline:
             raise NtddTimeout(self.message)
         start = time.monotonic()
         try:
-            with _watch(self.remaining, self.message):
+            with _watch(self.remaining, self.message, self.overrun):
                 yield
         finally:
             self.remaining -= time.monotonic() - start
 
 
 @contextlib.contextmanager
-def _watch(seconds: float, message: str) -> Iterator[None]:
-    job = _Job(threading.get_ident(), time.monotonic() + seconds, message)
+def _watch(seconds: float, message: str, overrun: Overrun) -> Iterator[None]:
+    job = _Job(threading.get_ident(), time.monotonic() + seconds, message, overrun)
     _WATCHDOG.arm(job)
     try:
         yield
-    except NtddTimeout:
-        _WATCHDOG.disarm(job)
-        raise
     except BaseException:
         if _WATCHDOG.disarm(job):
-            _clear_async_exception(job.thread)  # another error got there first
+            # The timeout, or another error, is on its way out: a raise
+            # still pending must not go off later in pytest's own code.
+            _clear_async_exception(job.thread)
         raise
     else:
         if _WATCHDOG.disarm(job):
-            # Time ran out as the block finished: the exception may still be
-            # pending, and must not go off later in pytest's own code.
+            # Time ran out as the block finished, or the block swallowed
+            # the timeout: the test still failed.
             _clear_async_exception(job.thread)
             raise NtddTimeout(message)
 
 
-class _Job:
-    """One thread's deadline."""
+def phase_ended() -> None:
+    """After a test's phase: forget a deadline its block left armed.
 
-    def __init__(self, thread: int, deadline: float, message: str) -> None:
+    A timeout raised just as the block finished can land in the code that
+    leaves it, before the disarm; the deadline would go on, and end the
+    process once its grace is over.
+    """
+    job = _WATCHDOG.drop(threading.get_ident())
+    if job is not None and job.fired_at is not None:
+        _clear_async_exception(job.thread)
+
+
+class _Job:
+    """One thread's deadline, and what the watchdog did about it."""
+
+    def __init__(self, thread: int, deadline: float, message: str, overrun: Overrun) -> None:
         self.thread = thread
         self.deadline = deadline
         self.message = message
-        self.fired = False
+        self.overrun = overrun
+        self.due = deadline  # when the watchdog looks at this job next
+        self.fired_at: float | None = None  # when the timeout was first raised
 
-    def fire(self) -> None:
+    def look(self, now: float) -> None:
+        """Time is up: raise the timeout, raise it again, or end the process."""
+        if self.fired_at is None:
+            if not self._may_raise(now):
+                self.due = now + _POLL
+                return
+            self.fired_at = now
+            self._raise()
+        elif self.overrun.grace is not None and now >= self.fired_at + self.overrun.grace:
+            _end_process(self, self.overrun.grace)
+        elif self._may_raise(now) and self.running_cell() is not None:
+            self._raise()
+        self.due = now + REFIRE_EVERY
+        if self.overrun.grace is not None:
+            self.due = min(self.due, self.fired_at + self.overrun.grace)
+
+    def running_cell(self) -> str | None:
+        """The innermost notebook cell the thread is running, described; None if none."""
+        frame: FrameType | None = sys._current_frames().get(self.thread)
+        while frame is not None:
+            with contextlib.suppress(Exception):  # a broken describer must not stop the watchdog
+                where = self.overrun.cell_of(frame)
+                if where is not None:
+                    return where
+            frame = frame.f_back
+        return None
+
+    def _may_raise(self, now: float) -> bool:
+        return not _importing(self.thread) or now >= self.deadline + IMPORT_GRACE
+
+    def _raise(self) -> None:
         message = self.message
 
         class _Timeout(NtddTimeout):
@@ -98,11 +184,10 @@ class _Job:
                 super().__init__(message)
 
         _Timeout.__name__ = _Timeout.__qualname__ = "NtddTimeout"
-        self.fired = True
         ctypes.pythonapi.PyThreadState_SetAsyncExc(
             ctypes.c_ulong(self.thread), ctypes.py_object(_Timeout)
         )
-        _wake(self.thread)
+        wakeup.wake(self.thread)
 
 
 class _Watchdog:
@@ -125,7 +210,7 @@ class _Watchdog:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="ntdd-timeout", daemon=True)
                 self._thread.start()
-            if job.deadline < self._sleeps_until:
+            if job.due < self._sleeps_until:
                 self._condition.notify()
 
     def disarm(self, job: _Job) -> bool:
@@ -133,22 +218,25 @@ class _Watchdog:
         with self._condition:
             if self._jobs.get(job.thread) is job:
                 del self._jobs[job.thread]
-            return job.fired
+            return job.fired_at is not None
+
+    def drop(self, thread: int) -> _Job | None:
+        """Stop keeping *thread*'s deadline, whichever it is."""
+        if thread not in self._jobs:  # most phases: no lock taken
+            return None
+        with self._condition:
+            return self._jobs.pop(thread, None)
 
     def _run(self) -> None:
         with self._condition:
             while True:
-                now = time.monotonic()
-                job = min(self._jobs.values(), key=lambda j: j.deadline, default=None)
+                job = min(self._jobs.values(), key=lambda j: j.due, default=None)
                 if job is None:
                     self._sleep(math.inf)
-                elif now < job.deadline:
-                    self._sleep(job.deadline)
-                elif _importing(job.thread) and now < job.deadline + IMPORT_GRACE:
-                    self._sleep(now + _POLL)
+                elif time.monotonic() < job.due:
+                    self._sleep(job.due)
                 else:
-                    del self._jobs[job.thread]
-                    job.fire()
+                    job.look(time.monotonic())
 
     def after_fork(self) -> None:
         """In a forked child (`ntdd faults`): the thread is gone, and the lock may be held
@@ -169,6 +257,42 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_WATCHDOG.after_fork)
 
 
+def _end_process(job: _Job, grace: float) -> NoReturn:
+    """The test went on past every raise: say which and where, dump the stacks, end.
+
+    faulthandler ends the process by itself should saying so hang (a lock
+    held by the stuck thread).
+    """
+    faulthandler.dump_traceback_later(_LAST_WORDS_LIMIT, exit=True, file=2)
+    where = job.running_cell() or _innermost_line(job.thread)
+    shown = ""
+    with contextlib.suppress(Exception):
+        shown = job.overrun.last_words()
+    _write_stderr(
+        f"\nntdd: {job.message}, and it went on for {grace:g} s after NtddTimeout was "
+        f"raised (its code catches it: a bare `except:`?), in {where}\n{shown}"
+        f"ntdd: ending the process (exit status {HARD_END_STATUS}); the stacks of its "
+        "threads follow\n"
+    )
+    faulthandler.dump_traceback(file=2, all_threads=True)
+    os._exit(HARD_END_STATUS)
+
+
+def _innermost_line(thread: int) -> str:
+    frame = sys._current_frames().get(thread)
+    if frame is None:
+        return "a thread that has ended"
+    return f"{frame.f_code.co_filename}, line {frame.f_lineno}"
+
+
+def _write_stderr(text: str) -> None:
+    """To file descriptor 2: a cell may have replaced `sys.stderr`."""
+    data = text.encode("utf-8", "replace")
+    with contextlib.suppress(OSError):
+        while data:
+            data = data[os.write(2, data) :]
+
+
 def _importing(thread: int) -> bool:
     """Whether *thread* is executing a module that is being imported."""
     frame: FrameType | None = sys._current_frames().get(thread)
@@ -179,51 +303,5 @@ def _importing(thread: int) -> bool:
     return False
 
 
-def _wake(thread: int) -> None:
-    """Interrupt a system call the thread is blocked in, so the exception can land.
-
-    Only the main thread runs Python signal handlers, and only a Python
-    handler is safe to trigger: the default action for SIGALRM ends the process.
-    """
-    if thread != threading.main_thread().ident or not hasattr(signal, "pthread_kill"):
-        return
-    if callable(signal.getsignal(signal.SIGALRM)):
-        signal.pthread_kill(thread, signal.SIGALRM)
-
-
 def _clear_async_exception(thread: int) -> None:
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)
-
-
-_NOT_INSTALLED = object()
-_previous_alarm_handler: object = _NOT_INSTALLED
-
-
-def install_wakeup() -> None:
-    """Handle SIGALRM with a no-op, so that a watchdog can wake the main thread.
-
-    The handler does nothing itself: running it is what makes a blocked
-    system call return, after which the pending `NtddTimeout` is raised.
-    """
-    global _previous_alarm_handler
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
-        return
-    previous = signal.getsignal(signal.SIGALRM)
-    if previous in (signal.SIG_DFL, None) and _previous_alarm_handler is _NOT_INSTALLED:
-        _previous_alarm_handler = signal.SIG_DFL
-        signal.signal(signal.SIGALRM, _wake_up)
-
-
-def uninstall_wakeup() -> None:
-    global _previous_alarm_handler
-    if _previous_alarm_handler is _NOT_INSTALLED:
-        return
-    main = threading.current_thread() is threading.main_thread()
-    if main and signal.getsignal(signal.SIGALRM) is _wake_up:
-        signal.signal(signal.SIGALRM, _previous_alarm_handler)  # type: ignore[arg-type]
-    _previous_alarm_handler = _NOT_INSTALLED
-
-
-def _wake_up(signum: int, frame: FrameType | None) -> None:
-    """SIGALRM: nothing to do; the watchdog's exception is raised on return."""
-    __tracebackhide__ = True

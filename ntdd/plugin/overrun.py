@@ -1,0 +1,62 @@
+"""What a notebook test's deadline needs to know when the test outlives its timeout.
+
+The runtime raises the timeout again while one of the notebook's cells
+runs, and ends the process when the test still goes on (`ntdd.runtime.
+timeout`); this module tells it which frames are the notebook's cells, and
+lets the last words through pytest's output capture to the terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import linecache
+from types import FrameType
+from typing import Any
+
+import pytest
+
+from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.timeout import HARD_END_GRACE, Overrun
+
+
+def overrun_of(runtime: Any, config: pytest.Config) -> Overrun:
+    """The overrun handling of a test of *runtime*'s notebook.
+
+    In a kernel (`%ntdd`), the process is the user's kernel: it is never ended.
+    """
+    cell_of = functools.partial(running_cell, runtime)
+    if not isinstance(runtime, NotebookRuntime):
+        return Overrun(cell_of, grace=None)
+    return Overrun(cell_of, HARD_END_GRACE, functools.partial(release_capture, config))
+
+
+def running_cell(runtime: Any, frame: FrameType) -> str | None:
+    """The notebook cell *frame* runs a line of, described; None for any other frame."""
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    if filename == runtime.filename:  # a test cell, as a function of the module
+        where = runtime.layout.locate(line, runtime.display_path)
+        return where.describe() if where is not None else None
+    if filename.startswith(f"{runtime.display_path} ("):  # a cell run as code
+        return f"{filename}, line {line}: {linecache.getline(filename, line).strip()}"
+    return None
+
+
+def release_capture(config: pytest.Config) -> str:
+    """pytest's capture lets go of stdout and stderr; what the test printed, to show first."""
+    with contextlib.suppress(Exception):
+        config.get_terminal_writer().flush()  # the progress line, before the last words
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is None:
+        return ""
+    capture.suspend(in_=True)
+    out, err = capture.read_global_capture()
+    return _section("stdout", out) + _section("stderr", err)
+
+
+def _section(name: str, text: str) -> str:
+    if not text:
+        return ""
+    if not text.endswith("\n"):
+        text += "\n"
+    return f"{f' Captured {name} ':-^80}\n{text}"

@@ -1,0 +1,145 @@
+"""Nothing outlives its timeout: whatever a cell catches or ignores, its test ends, red."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run
+
+from ntdd.runtime.timeout import HARD_END_STATUS, Deadline, NtddTimeout, Overrun
+
+# A retry loop that catches everything, the timeout too; its back-off is
+# where the timeout, raised again, lands outside the `try`.
+RETRIES = """\
+import time
+while True:  # retries a flaky service, catching everything
+    try:
+        time.sleep(30)  # the call: the timeout lands here, and is caught
+    except:
+        time.sleep(30)  # backs off before the next try"""
+
+# A loop that catches every raise: only ending the process stops it.
+SWALLOWS = """\
+import time
+while True:
+    try:
+        time.sleep(30)
+    except:
+        pass"""
+
+
+@pytest.fixture
+def next_notebook(notebook: Any) -> Path:
+    """A well-behaved notebook that runs after the misbehaving one."""
+    return notebook(["x = 2", "# TEST: runs after\nassert x == 2"], name="z_next.ipynb")
+
+
+def test_a_retry_loop_that_catches_the_timeout_still_fails_its_test(
+    notebook: Any, next_notebook: Path, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        ["x = 1", f"# TEST: retries\n{RETRIES}", "# TEST: fine\nassert x == 1"], name="a.ipynb"
+    )
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "1", "a.ipynb", "z_next.ipynb")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*NtddTimeout: a.ipynb::test_retries timed out after 1 s (ntdd timeout)",
+            "*in notebook a.ipynb, cell 2 (id *), line 7: time.sleep(30)  # backs off*",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_retry_loop_in_a_setup_cell_errors_its_tests(
+    notebook: Any, next_notebook: Path, pytester: pytest.Pytester
+) -> None:
+    notebook([RETRIES, "# TEST: t1\nassert True", "# TEST: t2\nassert True"], name="a.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "1", "a.ipynb", "z_next.ipynb")
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*SetupError: a.ipynb (setup cell 1, id *) raised NtddTimeout: "
+            "a.ipynb::test_t1 timed out after 1 s (ntdd timeout)",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.slow  # the timeout, then the grace before the end
+def test_a_loop_that_catches_every_raise_ends_the_run_with_the_stacks(
+    notebook: Any, next_notebook: Path, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        ["x = 1", f"# TEST: swallows\nprint('looping')\n{SWALLOWS}", "# TEST: fine\nassert x"],
+        name="a.ipynb",
+    )
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "1", ".", subprocess=True)
+    assert result.ret == HARD_END_STATUS
+    result.stderr.fnmatch_lines(
+        [
+            "ntdd: a.ipynb::test_swallows timed out after 1 s (ntdd timeout), and it went on "
+            "for 5 s after NtddTimeout was raised (its code catches it: a bare `except:`?), "
+            "in a.ipynb, cell 2 (id *), line 6: time.sleep(30)",
+            "*Captured stdout*",
+            "looping",
+            f"ntdd: ending the process (exit status {HARD_END_STATUS}); the stacks of its "
+            "threads follow",
+            "Thread 0x*",
+            '  File "a.ipynb (ntdd module)", line * in test_swallows',
+        ]
+    )
+
+
+@pytest.mark.slow  # the timeout, the grace, and xdist's workers
+def test_under_xdist_the_end_fails_that_test_and_the_others_run(
+    notebook: Any, next_notebook: Path, pytester: pytest.Pytester
+) -> None:
+    pytest.importorskip("xdist")
+    notebook([f"# TEST: swallows\n{SWALLOWS}"], name="a.ipynb")
+    args = ("--ntdd", "--ntdd-timeout", "1", "-n", "2", ".")
+    result = run(pytester, *args, plugins=["xdist"], subprocess=True)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running 'a.ipynb::test_swallows'*"])
+    result.stderr.fnmatch_lines(["ntdd: a.ipynb::test_swallows timed out after 1 s*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_a_cell_that_ignores_sigalrm_still_times_out_and_keeps_its_setting(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """ntdd wakes a sleeping cell with a signal of its own: the cell's SIGALRM stays
+    as the cell set it, for the cells below, as in a kernel."""
+    notebook(
+        [
+            "import signal, time",
+            "# TEST: ignores\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\ntime.sleep(100)",
+            "# TEST: keeps it\nassert signal.getsignal(signal.SIGALRM) is signal.SIG_IGN",
+        ]
+    )
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "1", "nb.ipynb", subprocess=True)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*NtddTimeout: nb.ipynb::test_ignores timed out after 1 s*"])
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.parametrize(("in_a_cell", "raised_again"), [(True, True), (False, False)])
+def test_the_timeout_is_raised_again_only_while_a_notebook_cell_runs(
+    in_a_cell: bool, raised_again: bool
+) -> None:
+    """Raised again outside the notebook's cells, it could land in pytest's own code."""
+    assert threading.current_thread() is threading.main_thread()
+    overrun = Overrun(cell_of=lambda frame: "a cell" if in_a_cell else None, grace=None)
+    caught = 0
+    with pytest.raises(NtddTimeout), Deadline(0.1, "t", overrun).running():
+        end = time.monotonic() + 2.0  # the first raise, and then three more chances
+        while time.monotonic() < end:
+            try:
+                time.sleep(0.01)
+            except NtddTimeout:
+                caught += 1
+    assert (caught > 1) is raised_again, caught
