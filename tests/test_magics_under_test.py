@@ -175,6 +175,7 @@ INSTALLS = [
     "pip install torch",
     "pip3 install -q torch",
     "python -m pip install torch",
+    "python3 -m pip -q install torch",
     "/usr/bin/python3.11 -m pip install -U torch",
     "uv pip install torch",
     "uv add torch",

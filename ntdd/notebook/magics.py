@@ -131,7 +131,8 @@ def _installs(part: str) -> bool:
         return False
     tool = "pip" if _PIP.fullmatch(words[0]) else words[0]
     tool = "conda" if tool in ("mamba", "micromamba") else tool
-    return bool(set(words[1:2]) & _INSTALLERS.get(tool, set()))
+    subcommand = next((w for w in words[1:] if not w.startswith("-")), "")  # `pip -q install`
+    return subcommand in _INSTALLERS.get(tool, set())
 
 
 def _command_words(words: list[str]) -> list[str]:
