@@ -85,6 +85,20 @@ TRICKY: dict[str, list[Any]] = {
         "y = 1 / 0",
         "# TEST: below a broken cell\nassert x == 2",
     ],
+    "magics_that_run": [
+        "%%writefile checks.py\nran = 1\nassert ran == 2",
+        "%%writefile good.py\ngood = 2\n\ndef helper():\n    return good",
+        "%%writefile exits.py\nimport sys\nsys.exit(3)",
+        "x = 1",
+        "# TEST: a script that raises\n%run checks.py",
+        "# TEST: a script's names\n%run good.py\nassert helper() == good == 2",
+        "# TEST: a script that exits\n%run exits.py",
+        "# TEST: an exit ignored\n%run -e exits.py",
+        "# TEST: a profiled assert\n%prun -q assert x == 2",
+        "# TEST: a profiled statement\n%prun y = x + 1\nassert y == 2",
+        "# TEST: not expanded\n%time s = '{x}'\nassert s == '{x}'",
+        "# TEST: an alias\n%mkdir -p made\nimport os\nassert os.path.isdir('made')",
+    ],
 }
 if not HAVE_TORCH:
     del TRICKY["models_and_gradients"]

@@ -17,6 +17,8 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ntdd.notebook.magics import ESCAPES, MagicCall
+
 DEVICE = "device"
 
 
@@ -26,7 +28,7 @@ class Python:
 
     code: str  # the source, IPython syntax transformed where there was any
     tree: ast.Module
-    magics: tuple[str, ...] = ()  # names of the magics and shell escapes used
+    magics: tuple[MagicCall, ...] = ()  # the magics and shell escapes used
 
 
 class CellSyntaxError(SyntaxError):
@@ -54,7 +56,7 @@ def to_python(source: str) -> Python:
                 tree = ast.parse(code)
         except SyntaxError:
             raise CellSyntaxError(*plain_error.args) from None
-        return Python(code, tree, tuple(_magic_names(tree)))
+        return Python(code, tree, tuple(_magic_calls(tree)))
 
 
 @contextlib.contextmanager
@@ -92,8 +94,8 @@ def _transform_ipython(source: str) -> str:
     return code[:-1] if code.endswith("\n") and not source.endswith("\n") else code
 
 
-def _magic_names(tree: ast.Module) -> Iterator[str]:
-    """The magics in IPython-transformed code: `%env` -> "env", `!ls` -> "system"."""
+def _magic_calls(tree: ast.Module) -> Iterator[MagicCall]:
+    """The magics in IPython-transformed code: `%env A=1` is `env`, `!ls` is `system`."""
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
@@ -105,12 +107,15 @@ def _magic_names(tree: ast.Module) -> Iterator[str]:
         ):
             continue
         method = node.func.attr
-        if method in ("run_line_magic", "run_cell_magic") and node.args:
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                yield first.value
-        else:
-            yield method
+        texts = [
+            a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else ""
+            for a in node.args
+        ]
+        if method in ("run_line_magic", "run_cell_magic") and node.args and texts[0]:
+            prefix = "%" if method == "run_line_magic" else "%%"
+            yield MagicCall(texts[0], texts[1] if len(texts) > 1 else "", prefix)
+        elif method in ESCAPES:
+            yield MagicCall(method, texts[0] if texts else "", "!")
 
 
 def indent(code: str, prefix: str) -> str:

@@ -21,8 +21,7 @@ from ntdd.model import (
     TestCell,
     TestKind,
 )
-from ntdd.notebook import cell_code, markers
-from ntdd.notebook.magics import unsupported
+from ntdd.notebook import cell_code, magics, markers
 from ntdd.parameters import TAG as PARAMETERS_TAG
 
 # Names the module itself defines at import; a test may not shadow them.
@@ -84,7 +83,7 @@ def _setup_cell(
     except SyntaxError as e:
         warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
         return SetupCell(cell, cell_code.normalize_newlines(cell.source))
-    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
+    warnings.extend(f"{where}: {note}" for note in magics.notes(python.magics, in_test=False))
     bound = cell_code.bound_names(python.tree)
     setup_names.update(bound)
     return SetupCell(
@@ -111,7 +110,7 @@ def _test_cell(
         python = cell_code.to_python(cell.source)
     except SyntaxError as e:
         return _broken(cell, registry, marker.title, _describe(e), warnings, where)
-    warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
+    warnings.extend(f"{where}: {note}" for note in magics.notes(python.magics, in_test=True))
     try:
         is_async = cell_code.as_cell(python.tree)
     except SyntaxError as error:

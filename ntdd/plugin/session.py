@@ -17,9 +17,8 @@ import pytest
 
 from ntdd.format.locate import CellLocation
 from ntdd.format.module import parse_header
-from ntdd.model import Cell
-from ntdd.notebook import markers
 from ntdd.notebook.files import is_notebook_file
+from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule
 from ntdd.plugin.overrun import overrun_of
 from ntdd.runtime import containment, timeout, wakeup
@@ -112,18 +111,11 @@ class NtddSession:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         """Tests of a notebook run in notebook order, device by device, so that its
-        cells run once per device; with nbval beside it, nbval leaves the `# TEST`
-        cells to ntdd."""
+        cells run once per device; with nbval beside it, nbval's kernel runs the
+        `# TEST` cells too, and leaves their verdict to ntdd."""
         items[:] = _in_notebook_order(items, self.settings.devices)
-        if not self.settings.enabled:
-            return  # without --ntdd nothing runs the `# TEST` cells but nbval
-        for item in items:
-            cell = getattr(item, "cell", None)
-            if type(item).__name__ == "IPyNbCell" and cell is not None:
-                source = cell.get("source", "")
-                tags = tuple(cell.get("metadata", {}).get("tags", ()))
-                if markers.is_test_cell(Cell(0, "code", source, None, tags)):
-                    item.add_marker(pytest.mark.skip(reason="run by ntdd"))
+        if self.settings.enabled:  # without --ntdd, nbval's verdicts are the only ones
+            beside_nbval.hand_over(items)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if self.settings.enabled and report.failed and report.nodeid in self.notebook_ids:
@@ -205,7 +197,7 @@ class NtddSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self._contained(item):
+        with self._contained(item), beside_nbval.verdict_of_ntdd(item):
             return (yield)
 
     @contextlib.contextmanager
@@ -248,6 +240,7 @@ class NtddSession:
         if failure is not None and _expected_failure(item, failure.value):
             _keep_notebook_frames(failure, runtime)
         report = yield
+        beside_nbval.at_the_cell(item, report)
         if where is not None:
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):

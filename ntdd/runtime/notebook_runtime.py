@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from ntdd.errors import StaleModuleWarning
-from ntdd.format.locate import ModuleLayout
+from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime import steps
@@ -104,7 +104,8 @@ class NotebookRuntime:
         self._compiled: dict[int, types.CodeType] = {}
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
-        self._running = ""  # the cell running now, for messages
+        self._running = ""  # the setup cell running now, for messages
+        self._testing = ""  # the test cell whose test runs now, for messages
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
 
     def setup(
@@ -181,7 +182,11 @@ class NotebookRuntime:
             injection = injection_of(request.config)
             if injection is not None:
                 injection.apply(self.namespace, device)
-            yield
+            self._testing = self._test_cell_name(request.node)
+            try:
+                yield
+            finally:
+                self._testing = ""
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
@@ -377,7 +382,9 @@ class NotebookRuntime:
         ns.update(self._base)
         ns["__ntdd__"] = self
         ns["__name__"] = "__main__"  # as in a kernel
-        ns["get_ipython"] = ShellFactory(ns, self._where, lambda: run.cells_run)
+        ns["get_ipython"] = ShellFactory(
+            ns, self._where, lambda: run.cells_run, lambda: bool(self._running)
+        )
         ns["display"] = display
         if self.uses_device:
             ns[DEVICE] = device_value(run.device)
@@ -427,12 +434,20 @@ class NotebookRuntime:
 
     def _position_of(self, item: pytest.Item) -> int:
         """The index of the cell a test's function was written in."""
+        test = self._test_region(item)
+        return test.index if test is not None else END
+
+    def _test_cell_name(self, item: pytest.Item) -> str:
+        """How messages name the cell of *item*'s test: `nb.ipynb (test cell 4, id 1a2b)`."""
+        test = self._test_region(item)
+        return self.cell_filename(test.index, test.region.id, "test cell") if test else ""
+
+    def _test_region(self, item: pytest.Item) -> TestRegion | None:
         function = getattr(item, "function", None)
         code = getattr(inspect.unwrap(function), "__code__", None) if function else None
         if code is None or code.co_filename != self.filename:
-            return END
-        test = self.layout.test_at(code.co_firstlineno)
-        return test.index if test is not None else END
+            return None
+        return self.layout.test_at(code.co_firstlineno)
 
     def runs_code_of(self, filename: str) -> bool:
         """Whether code compiled under *filename* is this notebook's: its module or a cell."""
@@ -448,7 +463,7 @@ class NotebookRuntime:
         return f"{self.display_path} ({kind} {index}{ident})"
 
     def _where(self) -> str:
-        return self._running or self.display_path
+        return self._running or self._testing or self.display_path
 
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"

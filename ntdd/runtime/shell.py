@@ -3,11 +3,14 @@
 IPython's input transformer turns `%timeit -n 1 f()` into
 `get_ipython().run_line_magic('timeit', '-n 1 f()')`; the shell here answers
 those calls with IPython's own magic implementations (`ExecutionMagics`,
-`OSMagics`, `ScriptMagics`), run against the notebook's namespace. Magics
-that only shape a display or an editing session do nothing; installs and
-magics ntdd has no use for under test are dropped with a visible
-`NtddWarning`. Display calls work as in a kernel, and their output is
-discarded, as a kernel's is for whoever reads only stdout.
+`OSMagics`, `ScriptMagics`, shell aliases), run against the notebook's
+namespace; `%run` runs its script as IPython does, and what the script
+raises fails the cell. Magics that only shape a display or an editing
+session do nothing; installs (`%pip`, `!pip install`) are dropped with a
+visible `NtddWarning`. A magic ntdd cannot run fails the test whose code
+uses it, and is dropped with a warning from a setup cell. Display calls work
+as in a kernel, and their output is discarded, as a kernel's is for whoever
+reads only stdout.
 """
 
 from __future__ import annotations
@@ -15,13 +18,18 @@ from __future__ import annotations
 import functools
 import subprocess
 import sys
+import types
 import uuid
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ntdd.notebook.magics import DISPLAY_ONLY, RUNNABLE
+from ntdd.notebook import magics
+from ntdd.notebook.magics import MagicCall
+from ntdd.runtime.scripts import RunsScripts
+
+_NO_VAR_EXPAND = "_ipython_magic_no_var_expand"  # IPython's MAGIC_NO_VAR_EXPAND_ATTR
 
 
 class NtddWarning(UserWarning):
@@ -32,7 +40,11 @@ class UsageError(Exception):
     """A magic IPython itself does not know: a kernel stops the cell there, and so does ntdd."""
 
 
-class NotebookShell:
+class CannotRunUnderTest(Exception):
+    """A magic in a test's code that ntdd cannot run: the code did not run, the test fails."""
+
+
+class NotebookShell(RunsScripts):
     """The `get_ipython()` of a notebook under test: magics run in its namespace."""
 
     def __init__(
@@ -40,10 +52,13 @@ class NotebookShell:
         namespace: dict[str, Any],
         where: Callable[[], str],
         execution_count: Callable[[], int] = lambda: 1,
+        in_setup: Callable[[], bool] = lambda: False,
     ) -> None:
         self.user_ns = namespace
         self._where = where  # names the notebook cell being run, for notes
         self._execution_count = execution_count
+        self._in_setup = in_setup  # whether a setup cell runs, not a test
+        self.scripts: dict[str, types.ModuleType] = {}  # what `%run` ran, kept alive
         self.parent_header: dict[str, Any] = {}
         self.kernel = QuietKernel()
         self.ast_transformers: list[Any] = []
@@ -84,54 +99,97 @@ class NotebookShell:
     # -- magics ------------------------------------------------------------
 
     def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
-        magic = self._find("line", magic_name, f"%{magic_name} {line}")
+        __tracebackhide__ = True
+        magic = self._find("line", magic_name, line)
         if magic is None:
             return None
         kwargs = {"local_ns": None} if getattr(magic, "needs_local_scope", False) else {}
-        return magic(self.var_expand(line), **kwargs)
+        return magic(self._line_for(magic, magic_name, line), **kwargs)
 
     def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
-        magic = self._find("cell", magic_name, f"%%{magic_name} {line}")
+        __tracebackhide__ = True
+        magic = self._find("cell", magic_name, line)
         if magic is None:
             return None
         kwargs = {"local_ns": None} if getattr(magic, "needs_local_scope", False) else {}
-        return magic(self.var_expand(line), cell, **kwargs)
+        return magic(self._line_for(magic, magic_name, line), cell, **kwargs)
 
     def magic(self, arg_s: str) -> Any:
         """The old spelling `get_ipython().magic("env A=1")`."""
+        __tracebackhide__ = True
         name, _, line = arg_s.lstrip("%").partition(" ")
         return self.run_line_magic(name, line)
 
-    def _find(self, kind: str, name: str, what: str) -> Callable[..., Any] | None:
+    def _find(self, kind: str, name: str, line: str) -> Callable[..., Any] | None:
+        """The magic to run, or None for one that does not run (with a note where due)."""
+        __tracebackhide__ = True
+        spelled = MagicCall(name, line, "%" if kind == "line" else "%%").spelled
         if name.startswith("%"):
             raise UsageError(
                 f"{self._where()}: Line magic function `%{name}` not found "
                 "(a cell magic runs only on the first line of its cell)"
             )
-        if name in DISPLAY_ONLY:
+        if magics.does_nothing(name):
             return None
-        magic = self._magics.get((kind, name)) if name in RUNNABLE else None
-        if magic is None:
-            warnings.warn(
-                f"{self._where()}: {what.strip()!r} dropped: ntdd does not run it under test",
-                NtddWarning,
-                stacklevel=4,
-            )
-        return magic
+        if magics.is_install(name, line):
+            self._drop(spelled, magics.INSTALLS)
+            return None
+        reason = magics.cannot_run(name, line)
+        found = self._magics[kind].get(magics.name_of(name)) if reason is None else None
+        if found is None and reason is None and kind == "line":
+            found = self._aliases.get(name)
+        if found is None:
+            self._cannot_run(spelled, reason or magics.UNKNOWN)
+        return found
+
+    def _line_for(self, magic: Callable[..., Any], name: str, line: str) -> str:
+        """The line as IPython passes it: `$name` expanded unless the magic says not,
+        with the options a magic always gets under test (`%prun -q`)."""
+        if not getattr(magic, _NO_VAR_EXPAND, False):
+            line = self.var_expand(line)
+        extra = magics.UNDER_TEST.get(name)
+        return f"{extra} {line}" if extra else line
+
+    def _cannot_run(self, spelled: str, reason: str) -> None:
+        """A test's code that cannot run fails the test; in a setup cell it is dropped."""
+        __tracebackhide__ = True
+        if self._in_setup():
+            self._drop(spelled, reason, stacklevel=5)
+            return
+        raise CannotRunUnderTest(f"{self._where()}: {spelled!r} cannot run under test: {reason}")
+
+    def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
+        """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
+        warnings.warn(
+            f"{self._where()}: {spelled!r} dropped: {reason}", NtddWarning, stacklevel=stacklevel
+        )
 
     @functools.cached_property
-    def _magics(self) -> dict[tuple[str, str], Callable[..., Any]]:
+    def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
+        """IPython's own magics, by kind and name, bound to this shell."""
         from IPython.core.magics.execution import ExecutionMagics
         from IPython.core.magics.osm import OSMagics
         from IPython.core.magics.script import ScriptMagics
 
-        found: dict[tuple[str, str], Callable[..., Any]] = {}
+        found: dict[str, dict[str, Callable[..., Any]]] = {"line": {}, "cell": {}}
         for magics_class in (ExecutionMagics, OSMagics, ScriptMagics):
             instance = magics_class(shell=self)
             for kind in ("line", "cell"):
                 for name, function in instance.magics[kind].items():
-                    found.setdefault((kind, name), function)
+                    found[kind].setdefault(name, function)
         return found
+
+    @functools.cached_property
+    def _aliases(self) -> dict[str, Callable[..., Any]]:
+        """IPython's shell aliases (`%ls`, `%mkdir`), which run through `system`."""
+        from IPython.core.alias import Alias
+
+        return {name: Alias(self, name, cmd) for name, cmd in magics.shell_aliases().items()}
+
+    @property
+    def magics_manager(self) -> Any:
+        """Where IPython's `Alias` looks for a magic of the same name."""
+        return types.SimpleNamespace(magics=self._magics)
 
     def var_expand(self, cmd: str, depth: int = 0) -> str:
         """`$name` and `{expr}` in a magic's line, from the notebook's names (as IPython)."""
@@ -152,10 +210,17 @@ class NotebookShell:
     def transform_ast(self, node: Any) -> Any:
         return node
 
-    def run_cell(self, raw_cell: str, *args: Any, **kwargs: Any) -> None:
-        """Run a cell's code in the namespace (`%%capture` runs its body this way)."""
+    def run_cell(self, raw_cell: str, *args: Any, **kwargs: Any) -> Any:
+        """Run a cell's code in the namespace (`%%capture` runs its body this way).
+
+        What it raises propagates: the result IPython's callers look at has
+        succeeded when it is returned.
+        """
+        from IPython.core.interactiveshell import ExecutionResult
+
         code = compile(self.transform_cell(raw_cell), self._where(), "exec", dont_inherit=True)
         exec(code, self.user_ns)
+        return ExecutionResult(None)
 
     def ev(self, expr: str) -> Any:
         return eval(expr, self.user_ns)
@@ -169,11 +234,17 @@ class NotebookShell:
     def set_next_input(self, text: str, replace: bool = False) -> None:
         """A front-end feature: nothing to do under test."""
 
+    # -- shell escapes -------------------------------------------------------
+
     def system(self, cmd: str) -> int:
-        """`!cmd`: run in a shell; its output goes to this process's stdout."""
-        done = subprocess.run(
-            self.var_expand(cmd), shell=True, capture_output=True, text=True, check=False
-        )
+        """`!cmd`: run in a shell; its output goes to this process's stdout.
+
+        An install (`!pip install x`) is not run, as `%pip` is not."""
+        command = self.var_expand(cmd)
+        if magics.installs(command):
+            self._drop(f"!{cmd}", magics.INSTALLS, stacklevel=3)
+            return 0
+        done = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
         sys.stdout.write(done.stdout)
         sys.stderr.write(done.stderr)
         self.user_ns["_exit_code"] = done.returncode
@@ -185,9 +256,11 @@ class NotebookShell:
         """`x = !cmd`: the command's output lines, as IPython's SList."""
         from IPython.utils.text import SList
 
-        done = subprocess.run(
-            self.var_expand(cmd), shell=True, capture_output=True, text=True, check=False
-        )
+        command = self.var_expand(cmd)
+        if magics.installs(command):
+            self._drop(f"!{cmd}", magics.INSTALLS, stacklevel=3)
+            return SList() if split else ""
+        done = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
         lines = (done.stdout + done.stderr).splitlines()
         return SList(lines) if split else "\n".join(lines)
 
@@ -213,9 +286,13 @@ class ShellFactory:
     """The `get_ipython` a notebook's namespace holds: one shell, made when first asked for."""
 
     def __init__(
-        self, namespace: dict[str, Any], where: Callable[[], str], count: Callable[[], int]
+        self,
+        namespace: dict[str, Any],
+        where: Callable[[], str],
+        count: Callable[[], int],
+        in_setup: Callable[[], bool],
     ) -> None:
-        self._args = (namespace, where, count)
+        self._args = (namespace, where, count, in_setup)
         self.shell: NotebookShell | None = None
 
     def __call__(self) -> NotebookShell:
