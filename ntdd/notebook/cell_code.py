@@ -95,22 +95,33 @@ def _transform_ipython(source: str) -> str:
 def _magic_names(tree: ast.Module) -> Iterator[str]:
     """The magics in IPython-transformed code: `%env` -> "env", `!ls` -> "system"."""
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        owner = node.func.value
-        if not (
-            isinstance(owner, ast.Call)
-            and isinstance(owner.func, ast.Name)
-            and owner.func.id == "get_ipython"
-        ):
-            continue
-        method = node.func.attr
-        if method in ("run_line_magic", "run_cell_magic") and node.args:
-            first = node.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                yield first.value
-        else:
-            yield method
+        name = _magic_name(node)
+        if name:
+            yield name
+
+
+def _magic_name(node: ast.AST) -> str:
+    """The magic *node* calls (`get_ipython().run_line_magic("env", …)` -> "env"), or ""."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return ""
+    owner = node.func.value
+    if not (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "get_ipython"
+    ):
+        return ""
+    method = node.func.attr
+    if method not in ("run_line_magic", "run_cell_magic"):
+        return method
+    first = node.args[0] if node.args else None
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+
+
+def magics_only(tree: ast.Module) -> tuple[str, ...] | None:
+    """The magics a cell is made of when it is nothing else (`%pip install x`); else None."""
+    names = [_magic_name(node.value) if isinstance(node, ast.Expr) else "" for node in tree.body]
+    return tuple(names) if all(names) else None
 
 
 def indent(code: str, prefix: str) -> str:

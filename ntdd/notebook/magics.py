@@ -42,3 +42,8 @@ def unsupported(names: tuple[str, ...]) -> list[str]:
         elif name not in RUNNABLE | DISPLAY_ONLY | _ESCAPES:
             notes.append(f"magic {name!r} will be dropped under test")
     return notes
+
+
+def run_nothing(names: tuple[str, ...]) -> bool:
+    """Whether a cell of only these magics does nothing under test (installs, display)."""
+    return all(name in NEVER_RUN | DISPLAY_ONLY for name in names)

@@ -24,8 +24,9 @@ from ntdd.model import (
     TestKind,
 )
 from ntdd.notebook import cell_code, markers
-from ntdd.notebook.magics import unsupported
+from ntdd.notebook.magics import run_nothing, unsupported
 from ntdd.parameters import TAG as PARAMETERS_TAG
+from ntdd.pipeline.end import end_test
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
@@ -47,7 +48,10 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
             continue
         if markers.is_test_cell(cell):
             test_cells.append(cell)
-        elif (reason := markers.skip_reason(cell)) is not None:
+            continue
+        if (miss := markers.near_miss(cell)) is not None:
+            warnings.append(f"{notebook.path}: {cell.label}: {miss}")
+        if (reason := markers.skip_reason(cell)) is not None:
             skipped.append(SkippedCell(cell, reason))
         else:
             setup.append(_setup_cell(cell, warnings, notebook, setup_names))
@@ -61,6 +65,7 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         content_hash=content_hash(notebook.cells),
         warnings=tuple(warnings),
         parameters=_parameters_cell(notebook, parameters),
+        end=end_test(notebook, setup, tests, registry),
     )
 
 
@@ -104,11 +109,13 @@ def _setup_cell(
     warnings.extend(f"{where}: {note}" for note in unsupported(python.magics))
     bound = cell_code.bound_names(python.tree)
     setup_names.update(bound)
+    magics = cell_code.magics_only(python.tree)
     return SetupCell(
         cell,
         cell_code.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
         assigns_device=cell_code.DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
+        inert=magics is not None and run_nothing(magics),
     )
 
 
@@ -211,6 +218,7 @@ def _functions_cell(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and node.name.startswith("Test" if isinstance(node, ast.ClassDef) else "test")
     ]
+    own_marks = all(node.decorator_list for node in tests)
     emitted: list[str] = []
     renames: list[tuple[str, str]] = []
     uses: set[str] = set()
@@ -235,6 +243,7 @@ def _functions_cell(
         frozenset(uses),
         frozenset(args),
         tuple(renames),
+        own_marks=own_marks,
     )
 
 

@@ -109,6 +109,21 @@ def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) 
         "notebook_relpath": relpath,
         "uses_device": plan.uses_device,
         "cells": _cells(plan),
+        "end": _end_view(plan),
+    }
+
+
+def _end_view(plan: Plan) -> dict[str, Any] | None:
+    """What the module's last test needs: the cells below the notebook's tests, run."""
+    end = plan.end
+    if end is None:
+        return None
+    marks = [fmt.mark_expression(m) for m in end.marks]
+    return {
+        "marker": fmt.end_marker(end.after),
+        "decorators": marks + ([fmt.USES_DEVICE] if plan.uses_device else []),
+        "name": end.name,
+        "cells": fmt.cell_list(end.cells),
     }
 
 

@@ -23,7 +23,7 @@ from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.collect import Loaded, NotebookModule
 from ntdd.runtime import containment, timeout
 from ntdd.runtime.isolation import BASELINE, ProcessState
-from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
+from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError, device_unavailable
 from ntdd.runtime.settings import SETTINGS, Settings, counts_of
 from ntdd.runtime.timeout import Deadline
 
@@ -40,6 +40,7 @@ class NtddSession:
         self.deduplicated: list[tuple[Path, Path]] = []
         self.unreadable = 0  # notebooks that failed to collect
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
+        self.notebooks: list[NotebookModule] = []  # their collectors, tests or none
         self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
         config.stash[SETTINGS] = settings
 
@@ -61,6 +62,7 @@ class NtddSession:
         ours = NotebookModule.from_parent(parent, path=file_path)
         ours.load(self._loaded)
         self.notebook_ids.add(ours.nodeid)
+        self.notebooks.append(ours)
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
         return [ours, *_not_as_python(file_path, others)]
@@ -83,15 +85,19 @@ class NtddSession:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> list[str]:
         """Say what ntdd decided: modules left out, each notebook's warnings, and
-        (with `-v`) the test parameters each notebook gets."""
+        (with `-v`) the test parameters each notebook gets.
+
+        A notebook without tests has warnings too: `# Test:` instead of `# TEST`
+        leaves it with none, and the warning is all that says so.
+        """
         lines = [
             f"ntdd: {_relative(module, config)} not collected: "
             f"its notebook {_relative(notebook, config)} is collected directly"
             for module, notebook in self.deduplicated
         ]
-        modules = {id(m): m for i in items if isinstance(m := i.parent, NotebookModule)}
-        for module in modules.values():
-            lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
+        warnings = {m.nodeid: m.plan_warnings for m in self.notebooks if m.plan_warnings}
+        for found in warnings.values():
+            lines += [f"ntdd: warning: {warning}" for warning in found]
         if config.get_verbosity() > 0:
             # The kernel extension's runtime has no parameters: it tests the live namespace.
             runtimes = {id(r): r for i in items if isinstance(r := _runtime(i), NotebookRuntime)}
@@ -236,7 +242,9 @@ class NtddSession:
         if failure is not None and _expected_failure(item, failure.value):
             _keep_notebook_frames(failure, runtime)
         report = yield
-        if where is not None:
+        if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _not_expected(report)
+        if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
@@ -350,6 +358,24 @@ def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocati
     return found
 
 
+def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
+    """A setup cell above the test raised: the notebook's failure, not the test's."""
+    return (
+        call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(SetupError)
+    )
+
+
+def _not_expected(report: pytest.TestReport) -> None:
+    """An error, whatever the test's `@xfail` says: the reason names another failure.
+
+    pytest counts any error of an xfail test's setup as the expected failure;
+    the failure here is a setup cell's, which the reason does not speak of.
+    """
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+        report.outcome = "failed"
+
+
 def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     """Whether pytest will report *error* as an xfail: the test's first xfail mark
     has no condition, and its `raises`, if any, is a class the error is an instance of.
@@ -357,7 +383,7 @@ def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     Marks with conditions, and `raises` given as a matcher, are left to pytest
     (this answers no), as is everything under `--runxfail`.
     """
-    if item.config.getoption("runxfail", False):
+    if item.config.getoption("runxfail", False) or isinstance(error, SetupError):
         return False
     mark = item.get_closest_marker("xfail")
     if mark is None or mark.args or "condition" in mark.kwargs:
@@ -395,11 +421,11 @@ def _keep_notebook_frames(
         excinfo.traceback = type(excinfo.traceback)(chain)
 
 
-def _description(item: pytest.Item, where: CellLocation) -> str:
+def _description(item: pytest.Item, where: CellLocation | None) -> str:
     doc = getattr(getattr(item, "function", None), "__doc__", None)
     if isinstance(doc, str) and doc.strip():
         return doc.strip().splitlines()[0]
-    return where.title
+    return where.title if where is not None else ""
 
 
 def _in_notebook_order(items: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:

@@ -271,7 +271,8 @@ class NotebookRuntime:
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
             run.failed = (step.index, e)
-            raise SetupError(f"{self._running} raised {type(e).__name__}: {e}") from e
+            message = f": {e}" if str(e) else ""  # a bare `assert` has none
+            raise SetupError(f"{self._running} raised {type(e).__name__}{message}") from e
         finally:
             self._running = ""
 
