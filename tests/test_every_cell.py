@@ -112,6 +112,15 @@ def test_the_end_test_carries_the_marks_every_test_carries(
     run_notebook("nb.ipynb", "-m", "slow").assert_outcomes(passed=1, errors=1)
 
 
+def test_marks_every_test_carries_leave_the_cells_above_the_last_test_to_it(
+    notebook: Any,
+) -> None:
+    """Where the end test would run, so does the last test: nothing is left for it to run."""
+    path = notebook(["x = 1", "# TEST @slow\nassert x", "y = 2", "# TEST @slow\nassert y"])
+    assert export(path) == 0
+    assert END not in path.with_name("test_nb.py").read_text()
+
+
 def test_the_end_test_runs_once_per_device(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST\nassert device", "print('on', device)"])
     result = run(pytester, "--ntdd", "nb.ipynb", "--ntdd-devices", "cpu", "-v", "-s")

@@ -29,21 +29,24 @@ def end_test(
     skips or deselects it. So the cells below the last test that carries no
     such mark are run by one more test, as Run All would run them. It carries
     the marks every test cell carries, so a run that leaves out all of a
-    notebook's tests (`-m "not slow"`, `@cuda` without CUDA) leaves it out too.
+    notebook's tests (`-m "not slow"`, `@cuda` without CUDA) leaves it out
+    too; and those marks leave no test less sure to run than it.
     """
     if not tests:
         return None  # not a test suite: ntdd runs nothing of it
-    last = max((t.cell.index for t in tests if _reaches_its_cell(t)), default=0)
+    marks = _common_marks(tests)
+    last = max((t.cell.index for t in tests if _reaches_its_cell(t, marks)), default=0)
     cells = tuple(s.cell.index for s in setup if s.cell.index > last and not s.inert)
     if not cells:
         return None
     code_cells = [c.index for c in notebook.cells if c.cell_type == "code" and c.source.strip()]
-    return EndTest(registry.claim(NAME), max(code_cells), cells, _common_marks(tests))
+    return EndTest(registry.claim(NAME), max(code_cells), cells, marks)
 
 
-def _reaches_its_cell(test: TestCell) -> bool:
-    """Whether pytest surely runs this test's fixtures, so the cells above it run."""
-    return not test.own_marks and all(_reaching(m) for m in test.marks)
+def _reaches_its_cell(test: TestCell, shared: tuple[Mark, ...]) -> bool:
+    """Whether pytest runs this test's fixtures wherever it runs the end test's
+    (which carries the *shared* marks), so the cells above the test run."""
+    return not test.own_marks and all(_reaching(m) or m in shared for m in test.marks)
 
 
 def _reaching(mark: Mark) -> bool:
