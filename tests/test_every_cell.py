@@ -104,6 +104,19 @@ def test_cells_above_a_skipped_last_test_run_too(notebook: Any, run_notebook: An
     result.stdout.fnmatch_lines(["*nb.ipynb (setup cell 3, id *) raised AssertionError"])
 
 
+def test_reports_place_a_failure_of_the_end_test_at_the_cell_that_raised(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    trailing = code("assert x == 2")
+    trailing.id = "trailing"
+    notebook(["x = 1", "# TEST\nassert x", trailing])
+    run(pytester, "--ntdd", "nb.ipynb", "--ntdd-summary=s.md", "--junitxml=j.xml")
+    summary = (pytester.path / "s.md").read_text()
+    assert f"| `nb.ipynb::{END}` | error | nb.ipynb, cell 3 (id trailing) |" in summary
+    junit = (pytester.path / "j.xml").read_text()
+    assert '<property name="cell" value="3" /><property name="cell_id" value="trailing" />' in junit
+
+
 def test_the_end_test_carries_the_marks_every_test_carries(
     notebook: Any, run_notebook: Any
 ) -> None:

@@ -235,9 +235,11 @@ class NtddSession:
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
             )
+        runtime = _runtime(item)
+        if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
         if where is not None and call.excinfo is not None and call.when == "call":
             _add_note(call.excinfo.value, item)
-        runtime = _runtime(item)
         failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
         if failure is not None and _expected_failure(item, failure.value):
             _keep_notebook_frames(failure, runtime)
@@ -362,6 +364,22 @@ def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
     """A setup cell above the test raised: the notebook's failure, not the test's."""
     return (
         call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(SetupError)
+    )
+
+
+def _name_the_cell(
+    item: pytest.Item, runtime: NotebookRuntime, call: pytest.CallInfo[None]
+) -> None:
+    """Report properties naming the setup cell that raised, for a test in no cell."""
+    assert call.excinfo is not None
+    error = call.excinfo.value
+    assert isinstance(error, SetupError)
+    item.user_properties.extend(
+        [
+            ("notebook", runtime.display_path),
+            ("cell", error.index),
+            ("cell_id", error.cell_id or ""),
+        ]
     )
 
 

@@ -54,6 +54,11 @@ END = sys.maxsize  # the position of a test found in no cell: after every cell
 class SetupError(Exception):
     """A setup cell raised: the tests below it error, with its traceback."""
 
+    def __init__(self, message: str, index: int, cell_id: str | None) -> None:
+        super().__init__(message)
+        self.index = index  # the cell that raised, for reports that name it
+        self.cell_id = cell_id
+
 
 @dataclass
 class DeviceRun:
@@ -272,7 +277,8 @@ class NotebookRuntime:
                 raise
             run.failed = (step.index, e)
             message = f": {e}" if str(e) else ""  # a bare `assert` has none
-            raise SetupError(f"{self._running} raised {type(e).__name__}{message}") from e
+            text = f"{self._running} raised {type(e).__name__}{message}"
+            raise SetupError(text, step.index, step.id) from e
         finally:
             self._running = ""
 
@@ -291,7 +297,9 @@ class NotebookRuntime:
         return SetupError(
             f"setup failed for device {run.device!r}: {self.cell_filename(step.index, step.id)} "
             f"raised {type(error).__name__}; its traceback is shown for the first test that "
-            "needed it"
+            "needed it",
+            step.index,
+            step.id,
         )
 
     def _compile(self, step: SetupStep) -> types.CodeType:
