@@ -85,6 +85,18 @@ TRICKY: dict[str, list[Any]] = {
         "y = 1 / 0",
         "# TEST: below a broken cell\nassert x == 2",
     ],
+    "a_check_below_the_tests": [
+        "x = 1",
+        "# TEST: x is one\nassert x == 1",
+        "# TEST: later @skip\nassert False",
+        "y = x + 1",
+        "assert y == 3, 'the plain check at the end fails'",
+    ],
+    "cells_below_the_tests_that_pass": [
+        "x = 1",
+        "# TEST: x is one\nassert x == 1",
+        "x += 1\nassert x == 2",
+    ],
 }
 if not HAVE_TORCH:
     del TRICKY["models_and_gradients"]
