@@ -193,14 +193,6 @@ def end_marker(after: int) -> str:
     return f"{MARKER_START}end: after cell {after}"
 
 
-def cell_list(indices: tuple[int, ...]) -> str:
-    """`cell 7`, `cells 7 and 9`, `cells 7, 8 and 9`: cells named in a docstring."""
-    words = [str(n) for n in indices]
-    if len(words) == 1:
-        return f"cell {words[0]}"
-    return f"cells {', '.join(words[:-1])} and {words[-1]}"
-
-
 def parameters_call(index: int, after: bool, values: tuple[tuple[str, str], ...]) -> str:
     """The line that registers them: `__ntdd__.parameters(3, {'lr': 0.1})`."""
     written = "{" + ", ".join(f"{name!r}: {text}" for name, text in values) + "}"

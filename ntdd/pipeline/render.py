@@ -123,8 +123,16 @@ def _end_view(plan: Plan) -> dict[str, Any] | None:
         "marker": fmt.end_marker(end.after),
         "decorators": marks + ([fmt.USES_DEVICE] if plan.uses_device else []),
         "name": end.name,
-        "cells": fmt.cell_list(end.cells),
+        "cells": _cell_list(end.cells),
     }
+
+
+def _cell_list(indices: tuple[int, ...]) -> str:
+    """`cell 7`, `cells 7 and 9`, `cells 7, 8 and 9`: cells named in a docstring."""
+    words = [str(n) for n in indices]
+    if len(words) == 1:
+        return f"cell {words[0]}"
+    return f"cells {', '.join(words[:-1])} and {words[-1]}"
 
 
 def _cells(plan: Plan) -> list[dict[str, Any]]:

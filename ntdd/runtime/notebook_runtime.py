@@ -54,8 +54,8 @@ END = sys.maxsize  # the position of a test found in no cell: after every cell
 class SetupError(Exception):
     """A setup cell raised: the tests below it error, with its traceback."""
 
-    def __init__(self, message: str, index: int, cell_id: str | None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, index: int = 0, cell_id: str | None = None) -> None:
+        super().__init__(message)  # the message alone, as `str(error)` and a pickle read it
         self.index = index  # the cell that raised, for reports that name it
         self.cell_id = cell_id
 
