@@ -16,6 +16,8 @@ from conftest import code, export, run
 
 from ntdd.commands.cli import main
 from ntdd.format.module import parse_regions
+from ntdd.model import Cell
+from ntdd.notebook import markers
 
 END = "test_notebook_runs_to_the_end"
 
@@ -198,6 +200,21 @@ def test_a_near_miss_marker_is_a_warning_naming_the_cell(
     result.stdout.fnmatch_lines([f"ntdd: warning: nb.ipynb: cell 2 (id *): *{says}*"])
     assert export(path) == 1  # no tests: nothing written
     assert "nb.ipynb: cell 2 (id " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("source", "says"),
+    [
+        ("\u200b# TEST\nassert x", "(U+200B ZERO WIDTH SPACE)"),
+        ("\n\n#| slow\n#Tests: x\nassert x", "'#Tests: x' looks like a test marker"),
+        ("# TEST: x\nassert x", None),
+        ("# test_helpers\nx = 1", None),
+    ],
+    ids=["zero-width space", "below directives", "the grammar", "an identifier"],
+)
+def test_near_miss_reads_the_line_a_marker_would_be_on(source: str, says: str | None) -> None:
+    found = markers.near_miss(Cell(2, "code", source))
+    assert (found is None) if says is None else (found is not None and says in found)
 
 
 def test_a_marker_behind_a_byte_order_mark_fails_as_in_a_kernel(
