@@ -69,6 +69,7 @@ class SetupCell:
     code: str  # the cell's source, magics included (transformed when it runs)
     assigns_device: bool = False  # assigns the notebook's `device` variable
     expects_exception: bool = False  # marked to raise (`raises-exception` tag)
+    inert: bool = False  # only comments, installs and display magics: nothing runs under test
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class TestCell:
     global_after: int = 0  # the cell line after which that declaration goes (its docstring)
     is_async: bool = False  # awaits at its top level
     empty: bool = False  # comments only: the wrapping function needs a `pass`
+    own_marks: bool = False  # a cell of functions whose every test has decorators of its own
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,22 @@ class ParametersCell:
 
 
 @dataclass(frozen=True)
+class EndTest:
+    """The test that runs the cells below the notebook's last test, as Run All runs them.
+
+    Without it, a cell after the last test (a final `assert`, a crash) would
+    never run under test, and the run would pass where Run All raises.
+    """
+
+    __test__ = False
+
+    name: str
+    after: int  # the notebook's last code cell
+    cells: tuple[int, ...]  # the setup cells it is there for: below every test sure to run
+    marks: tuple[Mark, ...] = ()  # those every test cell has, that would leave a test out
+
+
+@dataclass(frozen=True)
 class Plan:
     """Everything the renderer needs to write one test module."""
 
@@ -121,6 +139,7 @@ class Plan:
     content_hash: str = ""
     warnings: tuple[str, ...] = field(default=())
     parameters: ParametersCell | None = None
+    end: EndTest | None = None
 
     @property
     def uses_device(self) -> bool:

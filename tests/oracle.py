@@ -5,8 +5,10 @@ A kernel runs the notebook top to bottom with nbclient, going on after errors
 or, for a cell of `def test_*` functions, when calling the function (in a
 cell added right after it) raised; or when a setup cell above it raised
 unexpectedly, since ntdd errors the tests below a failing setup cell (Run All
-would have stopped there). Cells ntdd never runs (skip-marked setup cells,
-skipped tests) are left out of the kernel's run too.
+would have stopped there). The module's end test, which runs the cells below
+the tests, raised when any setup cell did: Run All did not reach the end.
+Cells ntdd never runs (skip-marked setup cells, skipped tests) are left out
+of the kernel's run too.
 
 ntdd's verdict for the same test: failed, errored or xfailed is *raised*;
 passed or xpassed is not; skipped tests are not compared.
@@ -103,6 +105,8 @@ def _verdicts(plan: Any, cells: list[Any], origin: list[int | None]) -> dict[str
         for emitted in test.names:
             written = {e: w for w, e in test.renames}.get(emitted, emitted)
             verdicts[emitted] = raised or broken_above or written in failed
+    if plan.end is not None and not _never_runs(plan.end.marks):
+        verdicts[plan.end.name] = broken_above
     return verdicts
 
 

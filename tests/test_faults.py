@@ -96,11 +96,16 @@ def test_a_fault_that_makes_setup_raise_is_caught_by_setup_only_if_a_test_errors
     check = "assert torch.isfinite(X).all(), 'NaN in the data'"
     write_notebook(tmp_path / "below.ipynb", [CLASSIFIER, MISSES, check, "# TEST: later\npass"])
     write_notebook(tmp_path / "last.ipynb", [CLASSIFIER, MISSES, check])
+    write_notebook(tmp_path / "skipped.ipynb", [CLASSIFIER, MISSES, f"# NTDD: skip\n{check}"])
     assert main(["faults", "below.ipynb", "--faults", "nan"]) == 0
     out = capsys.readouterr().out
     by_setup = r"nan    X\[0, 0\] → nan  caught by setup \(setup cell \d raised AssertionError\)"
     assert re.search(by_setup + r": test_later\n", out), out  # numbered as the runtime numbers
-    assert main(["faults", "last.ipynb", "--faults", "nan"]) == 1
+    # Below the last test, the cell runs in the module's end test, as Run All runs it.
+    assert main(["faults", "last.ipynb", "--faults", "nan"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(by_setup + r": test_notebook_runs_to_the_end\n", out), out
+    assert main(["faults", "skipped.ipynb", "--faults", "nan"]) == 1
     assert "nan    X[0, 0] → nan  NOT CAUGHT." in capsys.readouterr().out
 
 

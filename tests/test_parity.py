@@ -99,6 +99,18 @@ TRICKY: dict[str, list[Any]] = {
         "# TEST: not expanded\n%time s = '{x}'\nassert s == '{x}'",
         "# TEST: an alias\n%mkdir -p made\nimport os\nassert os.path.isdir('made')",
     ],
+    "a_check_below_the_tests": [
+        "x = 1",
+        "# TEST: x is one\nassert x == 1",
+        "# TEST: later @skip\nassert False",
+        "y = x + 1",
+        "assert y == 3, 'the plain check at the end fails'",
+    ],
+    "cells_below_the_tests_that_pass": [
+        "x = 1",
+        "# TEST: x is one\nassert x == 1",
+        "x += 1\nassert x == 2",
+    ],
 }
 if not HAVE_TORCH:
     del TRICKY["models_and_gradients"]

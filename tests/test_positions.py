@@ -30,7 +30,7 @@ def test_a_test_sees_a_name_as_bound_above_it_though_a_later_cell_rebinds_it(
             "net = 'third'",
         ]
     )
-    run_notebook().assert_outcomes(passed=3)
+    run_notebook().assert_outcomes(passed=4)  # the last cell runs in the end test
 
 
 def test_a_test_cell_can_rebind_names_and_later_cells_see_them(

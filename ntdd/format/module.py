@@ -11,7 +11,8 @@ A module ntdd writes for a notebook is
     …
     # %% ntdd fixtures
     # %% ntdd setup: cell 1, id 2d3a2959                           one region per code cell,
-    # %% ntdd test: cell 4, id 9ba5a08a, sha 1c2d…                 in notebook order
+    # %% ntdd test: cell 4, id 9ba5a08a, sha 1c2d…                 in notebook order,
+    # %% ntdd end: after cell 9                                    and the cells below the last test
 
 A test region is a cell of `def test_*` kept as written (its marks applied
 after it), or one function wrapping the cell: the cell's marks as
@@ -37,7 +38,7 @@ from ntdd.notebook import cell_code, markers
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
-FORMAT = 3
+FORMAT = 4
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "
@@ -47,7 +48,7 @@ _HEADER_LINES = 12
 
 MARKER_START = "# %% ntdd "
 _MARKER = re.compile(
-    r"# %% ntdd (?P<kind>setup|skipped|test|fixtures|parameters)"
+    r"# %% ntdd (?P<kind>setup|skipped|test|fixtures|parameters|end)"
     r"(?:: (?:(?:after|before) )?cell (?P<index>\d+))?"
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
@@ -185,6 +186,11 @@ def marker(kind: str, index: int, cell_id: str | None) -> str:
 def parameters_marker(index: int, after: bool) -> str:
     """`# %% ntdd parameters: after cell 3`: where test-only parameters go in."""
     return f"{MARKER_START}parameters: {'after' if after else 'before'} cell {index}"
+
+
+def end_marker(after: int) -> str:
+    """`# %% ntdd end: after cell 9`: the test that runs the cells below the last test."""
+    return f"{MARKER_START}end: after cell {after}"
 
 
 def parameters_call(index: int, after: bool, values: tuple[tuple[str, str], ...]) -> str:

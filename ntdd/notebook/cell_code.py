@@ -97,25 +97,40 @@ def _transform_ipython(source: str) -> str:
 def _magic_calls(tree: ast.Module) -> Iterator[MagicCall]:
     """The magics in IPython-transformed code: `%env A=1` is `env`, `!ls` is `system`."""
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        owner = node.func.value
-        if not (
-            isinstance(owner, ast.Call)
-            and isinstance(owner.func, ast.Name)
-            and owner.func.id == "get_ipython"
-        ):
-            continue
-        method = node.func.attr
-        texts = [
-            a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else ""
-            for a in node.args
-        ]
-        if method in ("run_line_magic", "run_cell_magic") and node.args and texts[0]:
-            prefix = "%" if method == "run_line_magic" else "%%"
-            yield MagicCall(texts[0], texts[1] if len(texts) > 1 else "", prefix)
-        elif method in ESCAPES:
-            yield MagicCall(method, texts[0] if texts else "", "!")
+        call = _magic_call(node)
+        if call is not None:
+            yield call
+
+
+def _magic_call(node: ast.AST) -> MagicCall | None:
+    """The magic *node* calls (`get_ipython().run_line_magic("env", …)` -> `env`), or None."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return None
+    owner = node.func.value
+    if not (
+        isinstance(owner, ast.Call)
+        and isinstance(owner.func, ast.Name)
+        and owner.func.id == "get_ipython"
+    ):
+        return None
+    method = node.func.attr
+    texts = [
+        a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else ""
+        for a in node.args
+    ]
+    if method in ("run_line_magic", "run_cell_magic") and node.args and texts[0]:
+        prefix = "%" if method == "run_line_magic" else "%%"
+        return MagicCall(texts[0], texts[1] if len(texts) > 1 else "", prefix)
+    if method in ESCAPES:
+        return MagicCall(method, texts[0] if texts else "", "!")
+    return None
+
+
+def magics_only(tree: ast.Module) -> tuple[MagicCall, ...] | None:
+    """The magics a cell is made of when it is nothing else (`%pip install x`); else None."""
+    calls = [_magic_call(node.value) for node in tree.body if isinstance(node, ast.Expr)]
+    found = [call for call in calls if call is not None]
+    return tuple(found) if len(found) == len(tree.body) else None
 
 
 def indent(code: str, prefix: str) -> str:

@@ -179,3 +179,12 @@ def notes(calls: Iterable[MagicCall], in_test: bool) -> list[str]:
             outcome = "the test fails" if in_test else "it will be dropped"
             found.append(f"{call.spelled!r} cannot run under test ({reason}): {outcome}")
     return found
+
+
+def run_nothing(calls: Iterable[MagicCall]) -> bool:
+    """Whether a setup cell of only these magics does nothing under test: installs,
+    display-only magics, and those that cannot run (dropped from a setup cell)."""
+    return all(
+        is_install(c.name, c.line) or does_nothing(c.name) or cannot_run(c.name, c.line)
+        for c in calls
+    )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from ntdd.model import Cell, Mark
 from ntdd.notebook.cell_code import normalize_newlines
 
 _TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
+_LIKE_TEST_LINE = re.compile(r"#\s*tests?\b", re.IGNORECASE)  # what a person may mean by one
 _SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
 _MARK_START = re.compile(r"(?:^|(?<=\s))@(?P<word>[^\W\d]\w*)")
 _NBVAL_SKIP = "# NBVAL_SKIP"
@@ -110,6 +112,43 @@ def directive_marks(source: str) -> tuple[Mark, ...]:
 
 def is_test_cell(cell: Cell) -> bool:
     return cell.cell_type == "code" and _TEST_LINE.match(first_line(cell.source)) is not None
+
+
+def near_miss(cell: Cell) -> str | None:
+    """Why a code cell that looks meant as a test is not one; None when it does not look so.
+
+    `# Test:`, `# TESTS:`, `#test` and a `# TEST` line behind an invisible
+    character (a pasted byte order mark) all run as setup cells. Said at
+    collection and export, so that a misspelled marker is not a test that
+    silently never runs.
+    """
+    if cell.cell_type != "code" or is_test_cell(cell):
+        return None
+    line = first_line(cell.source)
+    hidden = _invisible_prefix(line)
+    visible = line[len(hidden) :]
+    if not _LIKE_TEST_LINE.match(visible):
+        return None
+    if hidden and _TEST_LINE.match(visible):
+        names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip() for ch in hidden)
+        return (
+            f"the first line {visible!r} starts with an invisible character ({names}), so the "
+            "cell is not a test; Jupyter raises SyntaxError on it too: delete the character"
+        )
+    return (
+        f"the first line {line!r} looks like a test marker but is not one, so the cell is a "
+        "setup cell, not a test; a test cell's first line is `# TEST` or `# TEST: name`"
+    )
+
+
+def _invisible_prefix(line: str) -> list[str]:
+    """The format characters (byte order mark, zero-width space…) a line starts with."""
+    hidden: list[str] = []
+    for ch in line:
+        if unicodedata.category(ch) != "Cf":
+            break
+        hidden.append(ch)
+    return hidden
 
 
 def skip_reason(cell: Cell) -> str | None:

@@ -1,7 +1,8 @@
 """Notebook -> plan -> rendered module: the pipeline every front end calls.
 
 `plan` decides once which cells are setup and which are tests, with their
-names and marks; `render` turns a plan into module text through the Jinja
+names and marks (and `end`, whether the cells below the tests need a test of
+their own); `render` turns a plan into module text through the Jinja
 templates in one pass. `build_module` composes read, plan and render; export,
 drift, sync, the pytest collector, the nbconvert exporter and the kernel
 extension all go through it.

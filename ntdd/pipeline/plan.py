@@ -23,6 +23,7 @@ from ntdd.model import (
 )
 from ntdd.notebook import cell_code, magics, markers
 from ntdd.parameters import TAG as PARAMETERS_TAG
+from ntdd.pipeline.end import end_test
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
@@ -44,7 +45,10 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
             continue
         if markers.is_test_cell(cell):
             test_cells.append(cell)
-        elif (reason := markers.skip_reason(cell)) is not None:
+            continue
+        if (miss := markers.near_miss(cell)) is not None:
+            warnings.append(f"{notebook.path}: {cell.label}: {miss}")
+        if (reason := markers.skip_reason(cell)) is not None:
             skipped.append(SkippedCell(cell, reason))
         else:
             setup.append(_setup_cell(cell, warnings, notebook, setup_names))
@@ -58,6 +62,7 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         content_hash=content_hash(notebook.cells),
         warnings=tuple(warnings),
         parameters=_parameters_cell(notebook, parameters),
+        end=end_test(notebook, setup, tests, registry),
     )
 
 
@@ -86,11 +91,13 @@ def _setup_cell(
     warnings.extend(f"{where}: {note}" for note in magics.notes(python.magics, in_test=False))
     bound = cell_code.bound_names(python.tree)
     setup_names.update(bound)
+    only = cell_code.magics_only(python.tree)
     return SetupCell(
         cell,
         cell_code.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
         assigns_device=cell_code.DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
+        inert=only is not None and magics.run_nothing(only),
     )
 
 
@@ -193,6 +200,7 @@ def _functions_cell(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and node.name.startswith("Test" if isinstance(node, ast.ClassDef) else "test")
     ]
+    own_marks = all(node.decorator_list for node in tests)
     emitted: list[str] = []
     renames: list[tuple[str, str]] = []
     uses: set[str] = set()
@@ -217,6 +225,7 @@ def _functions_cell(
         frozenset(uses),
         frozenset(args),
         tuple(renames),
+        own_marks=own_marks,
     )
 
 

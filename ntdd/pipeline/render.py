@@ -109,7 +109,30 @@ def _context(plan: Plan, module_dir: Path, version: str, template: Path | None) 
         "notebook_relpath": relpath,
         "uses_device": plan.uses_device,
         "cells": _cells(plan),
+        "end": _end_view(plan),
     }
+
+
+def _end_view(plan: Plan) -> dict[str, Any] | None:
+    """What the module's last test needs: the cells below the notebook's tests, run."""
+    end = plan.end
+    if end is None:
+        return None
+    marks = [fmt.mark_expression(m) for m in end.marks]
+    return {
+        "marker": fmt.end_marker(end.after),
+        "decorators": marks + ([fmt.USES_DEVICE] if plan.uses_device else []),
+        "name": end.name,
+        "cells": _cell_list(end.cells),
+    }
+
+
+def _cell_list(indices: tuple[int, ...]) -> str:
+    """`cell 7`, `cells 7 and 9`, `cells 7, 8 and 9`: cells named in a docstring."""
+    words = [str(n) for n in indices]
+    if len(words) == 1:
+        return f"cell {words[0]}"
+    return f"cells {', '.join(words[:-1])} and {words[-1]}"
 
 
 def _cells(plan: Plan) -> list[dict[str, Any]]:

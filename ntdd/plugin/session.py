@@ -23,7 +23,7 @@ from ntdd.plugin.collect import Loaded, NotebookModule
 from ntdd.plugin.overrun import overrun_of
 from ntdd.runtime import containment, timeout, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
-from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
+from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError, device_unavailable
 from ntdd.runtime.settings import SETTINGS, Settings, counts_of
 from ntdd.runtime.timeout import Deadline
 
@@ -41,6 +41,7 @@ class NtddSession:
         self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
+        self.notebooks: list[NotebookModule] = []  # their collectors, tests or none
         self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
         config.stash[SETTINGS] = settings
 
@@ -65,6 +66,7 @@ class NtddSession:
             self.passed_over[file_path] = ours.passed_over
             return [ours, *others]
         self.notebook_ids.add(ours.nodeid)
+        self.notebooks.append(ours)
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
         return [ours, *_not_as_python(file_path, others)]
@@ -87,15 +89,19 @@ class NtddSession:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> list[str]:
         """Say what ntdd decided: modules left out, each notebook's warnings, and
-        (with `-v`) the test parameters each notebook gets."""
+        (with `-v`) the test parameters each notebook gets.
+
+        A notebook without tests has warnings too: `# Test:` instead of `# TEST`
+        leaves it with none, and the warning is all that says so.
+        """
         lines = [
             f"ntdd: {_relative(module, config)} not collected: "
             f"its notebook {_relative(notebook, config)} is collected directly"
             for module, notebook in self.deduplicated
         ]
-        modules = {id(m): m for i in items if isinstance(m := i.parent, NotebookModule)}
-        for module in modules.values():
-            lines += [f"ntdd: warning: {warning}" for warning in module.plan_warnings]
+        warnings = {m.nodeid: m.plan_warnings for m in self.notebooks if m.plan_warnings}
+        for found in warnings.values():
+            lines += [f"ntdd: warning: {warning}" for warning in found]
         if config.get_verbosity() > 0:
             lines += [
                 f"ntdd: {_relative(path, config)} not collected: "
@@ -233,15 +239,19 @@ class NtddSession:
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
             )
+        runtime = _runtime(item)
+        if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
         if where is not None and call.excinfo is not None and call.when == "call":
             _add_note(call.excinfo.value, item)
-        runtime = _runtime(item)
         failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
         if failure is not None and _expected_failure(item, failure.value):
             _keep_notebook_frames(failure, runtime)
         report = yield
         beside_nbval.at_the_cell(item, report)
-        if where is not None:
+        if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _not_expected(report)
+        if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
@@ -355,6 +365,40 @@ def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocati
     return found
 
 
+def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
+    """A setup cell above the test raised: the notebook's failure, not the test's."""
+    return (
+        call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(SetupError)
+    )
+
+
+def _name_the_cell(
+    item: pytest.Item, runtime: NotebookRuntime, call: pytest.CallInfo[None]
+) -> None:
+    """Report properties naming the setup cell that raised, for a test in no cell."""
+    assert call.excinfo is not None
+    error = call.excinfo.value
+    assert isinstance(error, SetupError)
+    item.user_properties.extend(
+        [
+            ("notebook", runtime.display_path),
+            ("cell", error.index),
+            ("cell_id", error.cell_id or ""),
+        ]
+    )
+
+
+def _not_expected(report: pytest.TestReport) -> None:
+    """An error, whatever the test's `@xfail` says: the reason names another failure.
+
+    pytest counts any error of an xfail test's setup as the expected failure;
+    the failure here is a setup cell's, which the reason does not speak of.
+    """
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+        report.outcome = "failed"
+
+
 def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     """Whether pytest will report *error* as an xfail: the test's first xfail mark
     has no condition, and its `raises`, if any, is a class the error is an instance of.
@@ -362,7 +406,7 @@ def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     Marks with conditions, and `raises` given as a matcher, are left to pytest
     (this answers no), as is everything under `--runxfail`.
     """
-    if item.config.getoption("runxfail", False):
+    if item.config.getoption("runxfail", False) or isinstance(error, SetupError):
         return False
     mark = item.get_closest_marker("xfail")
     if mark is None or mark.args or "condition" in mark.kwargs:
@@ -400,11 +444,11 @@ def _keep_notebook_frames(
         excinfo.traceback = type(excinfo.traceback)(chain)
 
 
-def _description(item: pytest.Item, where: CellLocation) -> str:
+def _description(item: pytest.Item, where: CellLocation | None) -> str:
     doc = getattr(getattr(item, "function", None), "__doc__", None)
     if isinstance(doc, str) and doc.strip():
         return doc.strip().splitlines()[0]
-    return where.title
+    return where.title if where is not None else ""
 
 
 def _in_notebook_order(items: list[pytest.Item], devices: tuple[str, ...]) -> list[pytest.Item]:

@@ -57,6 +57,11 @@ END = sys.maxsize  # the position of a test found in no cell: after every cell
 class SetupError(Exception):
     """A setup cell raised: the tests below it error, with its traceback."""
 
+    def __init__(self, message: str, index: int = 0, cell_id: str | None = None) -> None:
+        super().__init__(message)  # the message alone, as `str(error)` and a pickle read it
+        self.index = index  # the cell that raised, for reports that name it
+        self.cell_id = cell_id
+
 
 @dataclass
 class DeviceRun:
@@ -281,7 +286,9 @@ class NotebookRuntime:
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
             run.failed = (step.index, e)
-            raise SetupError(f"{self._running} raised {type(e).__name__}: {e}") from e
+            message = f": {e}" if str(e) else ""  # a bare `assert` has none
+            text = f"{self._running} raised {type(e).__name__}{message}"
+            raise SetupError(text, step.index, step.id) from e
         finally:
             self._running = ""
 
@@ -300,7 +307,9 @@ class NotebookRuntime:
         return SetupError(
             f"setup failed for device {run.device!r}: {self.cell_filename(step.index, step.id)} "
             f"raised {type(error).__name__}; its traceback is shown for the first test that "
-            "needed it"
+            "needed it",
+            step.index,
+            step.id,
         )
 
     def _compile(self, step: SetupStep) -> types.CodeType:
