@@ -42,6 +42,10 @@ def _warm_up() -> None:
         "xdist.plugin",
         "pytest_cov.plugin",
         "hypothesis",
+        # The Jupyter tests build IPython's shell in-process: its classes must
+        # be the ones every later import sees, not a run's that pytester dropped.
+        "IPython.core.interactiveshell",
+        "IPython.core.magics",
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(plugin)
