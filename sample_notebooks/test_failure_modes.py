@@ -2,8 +2,8 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
-# ntdd-render: f172ba297e2c92b9
-# ntdd-frame: dc62f883b7a90673
+# ntdd-render: a54984c29f664a5d
+# ntdd-frame: 62ce7e15801113d1
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 

@@ -2,8 +2,8 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
-# ntdd-render: f172ba297e2c92b9
-# ntdd-frame: d9e29ddbb7b5e0ee
+# ntdd-render: a54984c29f664a5d
+# ntdd-frame: 979739a46418f089
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 

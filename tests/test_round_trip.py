@@ -89,6 +89,46 @@ def test_without_ids_an_edit_whose_cell_also_changed_is_refused_whatever_prefer_
     assert digest(nb, module) == before
 
 
+# -- marker-like lines are the user's -----------------------------------------------
+
+PASTED = "# %% ntdd setup: cell 1, id s1"  # copied from a module along with a function
+
+
+def test_a_pasted_marker_line_in_a_test_cell_is_the_cells_own(tmp_path: Path) -> None:
+    functions = f"# TEST\ndef test_a():\n    assert x\n{PASTED}\ndef test_b():\n    assert x"
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", functions])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, "def test_a():\n    assert x", "def test_a():\n    assert x == 2")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == functions.replace("assert x\n", "assert x == 2\n", 1)
+    assert main(["export", "--check", str(nb)]) == 0
+
+
+def test_a_marker_line_pasted_into_a_module_goes_back_into_its_cell(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", "# TEST\ndef test_a():\n    assert x", *CELLS[1:]])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    pasted = "\n\n# %% ntdd test: cell 3, id abc, sha 0123456789ab\ndef test_b():\n    assert x"
+    edit(module, "def test_a():\n    assert x", "def test_a():\n    assert x" + pasted)
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == "# TEST\ndef test_a():\n    assert x" + pasted
+    assert cells_of(nb)[2:] == CELLS[1:]
+    assert main(["export", "--check", str(nb)]) == 0
+
+
+def test_a_marker_line_in_a_setup_string_is_no_marker(tmp_path: Path) -> None:
+    setup = 'x = 2\nsnippet = """\n# %% ntdd test: cell 2\n"""'
+    nb = write(tmp_path / "nb.ipynb", [setup, "# TEST\nassert snippet.count('ntdd') == 1"])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    assert module.read_text().count(", sha ") == 1  # none stamped into the string
+    assert main(["export", "--check", str(nb)]) == 0
+    edit(module, "assert snippet.count('ntdd') == 1", "assert snippet.count('ntdd') >= 1")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb) == [setup, "# TEST\nassert snippet.count('ntdd') >= 1"]
+
+
 # -- write-back exact or refused ---------------------------------------------------
 
 

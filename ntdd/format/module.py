@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from ntdd.notebook import cell_code, markers
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
-FORMAT = 3
+FORMAT = 4
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "
@@ -52,6 +53,14 @@ _MARKER = re.compile(
     r"(?:, id (?P<id>[^,\s]+))?(?:, sha (?P<sha>[0-9a-f]+))?\s*$"
 )
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: Ends each marker ntdd renders, until `stamp_hashes` or `finish` takes it off: which lines
+#: ntdd wrote as markers is then known for certain, whatever the cells hold (no compiled
+#: cell, and no string literal ntdd writes, can hold a NUL).
+_WRITTEN = "\0"
+#: How many marker-like lines a test region may hold before its end is no longer looked for.
+_WINDOW = 8
+#: How many other readings of a module's markers are tried against its frame hash.
+_READINGS = 64
 
 # Lines ntdd adds inside test regions, each saying why.
 GLOBAL_NOTE = "# ntdd: the cell's assignments land in the notebook's namespace, as in a kernel"
@@ -179,12 +188,12 @@ class Region:
 def marker(kind: str, index: int, cell_id: str | None) -> str:
     """`# %% ntdd test: cell 4, id 9ba5a08a` (the sha is stamped in later)."""
     safe = marker_id(cell_id)
-    return f"{MARKER_START}{kind}: cell {index}" + (f", id {safe}" if safe else "")
+    return f"{MARKER_START}{kind}: cell {index}" + (f", id {safe}" if safe else "") + _WRITTEN
 
 
 def parameters_marker(index: int, after: bool) -> str:
     """`# %% ntdd parameters: after cell 3`: where test-only parameters go in."""
-    return f"{MARKER_START}parameters: {'after' if after else 'before'} cell {index}"
+    return f"{MARKER_START}parameters: {'after' if after else 'before'} cell {index}{_WRITTEN}"
 
 
 def parameters_call(index: int, after: bool, values: tuple[tuple[str, str], ...]) -> str:
@@ -207,31 +216,153 @@ def parse_regions(text: str) -> list[Region]:
 
 
 def regions_of_lines(lines: list[str], with_text: bool = True) -> list[Region]:
-    """Every region of a module's lines (with or without line ends), in order."""
-    marks = [
+    """Every region of a module's lines (with or without line ends), in order.
+
+    A cell may hold a line that reads like a marker (one pasted from a
+    module); only the lines ntdd wrote are markers. A test region ends where
+    its text hashes to what its marker recorded; an edited one, where the
+    module's frame hash says (`_read_markers`).
+    """
+    with_ends = bool(lines) and lines[-1].endswith("\n")  # read by linecache
+    lines = [line.rstrip("\n") for line in lines]
+    found = [
         (i, m)
         for i, line in enumerate(lines)
         if line.startswith(MARKER_START) and (m := _MARKER.match(line))
     ]
-    regions = []
-    for n, (i, match) in enumerate(marks):
-        stop = marks[n + 1][0] if n + 1 < len(marks) else len(lines)
-        body = lines[i + 1 : stop]
-        while body and not body[-1].strip():
-            body.pop()
-        regions.append(
-            Region(
-                kind=match["kind"],
-                index=int(match["index"] or -1),
-                id=match["id"],
-                sha=match["sha"],
-                marker_line=i + 1,
-                start=i + 2,
-                end=i + 1 + len(body),
-                text="\n".join(line.rstrip("\n") for line in body) if with_text else "",
-            )
-        )
-    return regions
+    chosen = _read_markers(lines, found, with_ends)
+    return [_region(lines, found, chosen, n, with_text) for n in range(len(chosen))]
+
+
+def _region(
+    lines: list[str], found: list[tuple[int, re.Match[str]]], chosen: list[int], n: int, text: bool
+) -> Region:
+    i, match = found[chosen[n]]
+    stop = found[chosen[n + 1]][0] if n + 1 < len(chosen) else len(lines)
+    body = _body(lines, i, stop)
+    return Region(
+        kind=match["kind"],
+        index=int(match["index"] or -1),
+        id=match["id"],
+        sha=match["sha"],
+        marker_line=i + 1,
+        start=i + 2,
+        end=i + 1 + len(body),
+        text="\n".join(body) if text else "",
+    )
+
+
+def _body(lines: list[str], marker_at: int, stop: int) -> list[str]:
+    body = lines[marker_at + 1 : stop]
+    while body and not body[-1].strip():
+        body.pop()
+    return body
+
+
+def _read_markers(
+    lines: list[str], found: list[tuple[int, re.Match[str]]], with_ends: bool
+) -> list[int]:
+    """Which of the marker-like lines *found* are ntdd's markers (their indexes in it).
+
+    A test region ends at the first marker-like line up to which its text
+    hashes to what its marker recorded, else (an edited region) at the next
+    one. Where a region is followed by more marker-like lines, and the
+    module's frame hash says that reading is wrong, other ends are tried:
+    edited regions and those just before one first, one, two or three at a
+    time, until a reading gives the frame hash the header records. None
+    does when the frame itself was edited: then the first reading, which
+    `frame_intact` reports as an edit.
+    """
+    frames = _recorded_frames(lines)
+    texts = [*lines, ""] if with_ends else lines  # as `text.split("\n")` gives them
+    ends = _Ends(lines, found, search=bool(frames))
+    first = ends.reading({})
+    if not frames or not ends.questions(first) or _frame_of(texts, found, first) in frames:
+        return first
+    budget = [_READINGS]
+
+    def search(overrides: dict[int, int], depth: int) -> list[int] | None:
+        for k in ends.questions(ends.reading(overrides)):
+            if k in overrides:
+                continue
+            for j in ends.options(k)[1:]:
+                if budget[0] <= 0:
+                    return None
+                budget[0] -= 1
+                tried = {**overrides, k: j}
+                chosen = ends.reading(tried)
+                if _frame_of(texts, found, chosen) in frames:
+                    return chosen
+                if depth > 1 and (deeper := search(tried, depth - 1)) is not None:
+                    return deeper
+        return None
+
+    return search({}, 3) or first
+
+
+class _Ends:
+    """Where each test region may end: at marker-like line j (len(found): the module's end)."""
+
+    def __init__(
+        self, lines: list[str], found: list[tuple[int, re.Match[str]]], search: bool
+    ) -> None:
+        self.lines, self.found, self.search = lines, found, search
+        self._options: dict[int, tuple[list[int], bool]] = {}
+
+    def options(self, k: int) -> list[int]:
+        """The ends of the region at marker *k*, the likeliest first."""
+        return self._ends(k)[0]
+
+    def intact(self, k: int) -> bool:
+        return self._ends(k)[1]
+
+    def _ends(self, k: int) -> tuple[list[int], bool]:
+        if k not in self._options:
+            self._options[k] = self._work_out(k)
+        return self._options[k]
+
+    def _work_out(self, k: int) -> tuple[list[int], bool]:
+        i, match = self.found[k]
+        if match["kind"] != "test" or k + 1 == len(self.found) or not match["sha"]:
+            return [k + 1], match["kind"] != "test" or bool(match["sha"])
+        window = list(range(k + 1, min(len(self.found), k + _WINDOW) + 1))
+        for j in window:
+            stop = self.found[j][0] if j < len(self.found) else len(self.lines)
+            if region_sha("\n".join(_body(self.lines, i, stop))) == match["sha"]:
+                rest = [e for e in window if e != j] if self.search else []
+                return [j, *rest], True
+        return (window if self.search else [k + 1]), False
+
+    def reading(self, overrides: dict[int, int]) -> list[int]:
+        chosen: list[int] = []
+        k = 0
+        while k < len(self.found):
+            chosen.append(k)
+            k = overrides.get(k, self.options(k)[0])
+        return chosen
+
+    def questions(self, chosen: list[int]) -> list[int]:
+        """The markers of a reading whose region could end elsewhere: the doubtful first."""
+        open_ = [k for k in chosen if len(self.options(k)) > 1]
+        edited = {k for k in chosen if not self.intact(k)}
+        after = dict(itertools.pairwise(chosen))
+        doubtful = [k for k in open_ if k in edited or after.get(k) in edited]
+        return doubtful + [k for k in open_ if k not in doubtful]
+
+
+def _recorded_frames(lines: list[str]) -> tuple[str, ...]:
+    if not lines or lines[0] != HEADER_FIRST_LINE:
+        return ()
+    return tuple(
+        line.removeprefix(FRAME_FIELD).strip()
+        for line in lines[:_HEADER_LINES]
+        if line.startswith(FRAME_FIELD)
+    )
+
+
+def _frame_of(texts: list[str], found: list[tuple[int, re.Match[str]]], chosen: list[int]) -> str:
+    regions = [_region(texts, found, chosen, n, text=False) for n in range(len(chosen))]
+    return _frame_digest(texts, regions, (FRAME_FIELD, VERSION_FIELD)) if regions else ""
 
 
 def region_sha(text: str) -> str:
@@ -247,10 +378,14 @@ def frame_sha(text: str, regions: list[Region] | None = None, legacy: bool = Fal
     version line too: *legacy* computes that, so that such a module reads as
     unedited.)
     """
-    lines = text.split("\n")
-    tests = [r for r in (parse_regions(text) if regions is None else regions) if r.kind == "test"]
-    inside = {n for r in tests for n in range(r.start, r.end + 1)}
+    regions = parse_regions(text) if regions is None else regions
     left_out = (FRAME_FIELD,) if legacy else (FRAME_FIELD, VERSION_FIELD)
+    return _frame_digest(text.split("\n"), regions, left_out)
+
+
+def _frame_digest(lines: list[str], regions: list[Region], left_out: tuple[str, ...]) -> str:
+    tests = [r for r in regions if r.kind == "test"]
+    inside = {n for r in tests for n in range(r.start, r.end + 1)}
     frame = [
         line for n, line in enumerate(lines, 1) if n not in inside and not line.startswith(left_out)
     ]
@@ -274,18 +409,41 @@ def stamp_hashes(text: str) -> str:
     """Record in a rendered module the hashes that later edits are told by.
 
     Each test marker gets `sha <hash of its region>`, and the header gets
-    `# ntdd-frame: <hash of the rest>`, after its other fields.
+    `# ntdd-frame: <hash of the rest>`, after its other fields. The markers
+    are the lines ntdd wrote as markers, whatever the cells hold.
     """
     lines = text.split("\n")
-    for region in parse_regions(text):
+    found = _written_markers(lines)
+    lines = [line.removesuffix(_WRITTEN) for line in lines]
+    regions = [_region(lines, found, list(range(len(found))), n, True) for n in range(len(found))]
+    for region in regions:
         if region.kind == "test" and region.sha is None:
             lines[region.marker_line - 1] += f", sha {region_sha(region.text)}"
-    stamped = "\n".join(lines)
     fields = [i for i, line in enumerate(lines[:_HEADER_LINES]) if _HEADER_FIELD.match(line)]
     if not fields:
-        return stamped
-    lines.insert(fields[-1] + 1, f"{FRAME_FIELD}{frame_sha(stamped)}")
+        return "\n".join(lines)
+    frame = _frame_digest(lines, regions, (FRAME_FIELD, VERSION_FIELD))
+    lines.insert(fields[-1] + 1, f"{FRAME_FIELD}{frame}")
     return "\n".join(lines)
+
+
+def finish(text: str) -> str:
+    """A rendered module that gets no hashes (one pytest imports from memory), as Python."""
+    return text.replace(_WRITTEN, "")
+
+
+def _written_markers(lines: list[str]) -> list[tuple[int, re.Match[str]]]:
+    """The markers of a rendering: those ntdd wrote, and the template's own (outside tests)."""
+    found = []
+    in_test = False
+    for i, line in enumerate(lines):
+        if not line.startswith(MARKER_START):
+            continue
+        match = _MARKER.match(line.removesuffix(_WRITTEN))
+        if match is not None and (line.endswith(_WRITTEN) or not in_test):
+            found.append((i, match))
+            in_test = match["kind"] == "test"
+    return found
 
 
 def test_definitions(text: str) -> int:
