@@ -163,6 +163,36 @@ def test_an_edit_that_would_not_come_back_exactly_is_refused_and_nothing_changes
     assert digest(nb, module) == before
 
 
+@pytest.mark.parametrize(
+    ("cell", "old", "new", "edited", "declared"),
+    [
+        (
+            CELLS[1],
+            "    assert x == 2",
+            "    y = x\n    assert y == 2",
+            "y = x\nassert y == 2",
+            "y",
+        ),
+        ("# TEST: x is two\ny = x", "    y = x", "    y, z = x, x", "y, z = x, x", "y, z"),
+        ("# TEST: x is two\ny = x", "    y = x", "    assert x == 2", "assert x == 2", None),
+    ],
+    ids=["assigns a new name", "adds one", "drops the only assignment"],
+)
+def test_the_global_line_follows_the_edit_of_a_bare_test(
+    tmp_path: Path, cell: str, old: str, new: str, edited: str, declared: str | None
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", cell])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, old, new)
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == "# TEST: x is two\n" + edited
+    assert main(["export", "--check", str(nb)]) == 0
+    lines = [line.strip() for line in module.read_text().split("\n")]
+    declarations = [line.split("  #")[0] for line in lines if line.startswith("global ")]
+    assert declarations == ([f"global {declared}"] if declared else [])
+
+
 def test_marks_with_any_literal_arguments_round_trip(tmp_path: Path) -> None:
     nb = write(
         tmp_path / "nb.ipynb",
