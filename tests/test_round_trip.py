@@ -273,6 +273,36 @@ def test_sync_finds_the_module_where_it_was_exported(tmp_path: Path) -> None:
     assert cells_of(nb)[1].endswith("assert x == 2 and x")
 
 
+def test_sync_works_in_a_folder_that_marks_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml, no .git: the project is this folder
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", "nb.ipynb", "-o", "out"]) == 0
+    module = tmp_path / "out" / "test_nb.py"
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", "out/test_nb.py"]) == 0
+    assert cells_of(nb)[1].endswith("and x")
+    edit(module, "assert x == 2 and x", "assert x == 2 and x > 1")
+    assert main(["sync", "nb.ipynb"]) == 0
+    assert cells_of(nb)[1].endswith("and x > 1")
+    assert sorted(p.name for p in tmp_path.rglob("test_*.py")) == ["test_nb.py"]
+    monkeypatch.chdir(tmp_path / "out")  # the notebook is not below this folder
+    capsys.readouterr()
+    assert main(["sync", "test_nb.py"]) == 2
+    assert "run ntdd from a folder that holds both the notebook and the module" in (
+        capsys.readouterr().err
+    )
+
+
+def test_mirrored_output_folders_run_under_plain_pytest(pytester: pytest.Pytester) -> None:
+    for week in ("week1", "week2"):
+        write(pytester.path / week / "lab.ipynb", [f"x = '{week}'", "# TEST\nassert x"])
+    assert main(["export", ".", "-o", "out"]) == 0
+    run(pytester, "out").assert_outcomes(passed=2)
+    assert main(["export", "--check", ".", "-o", "out"]) == 0
+
+
 @pytest.mark.parametrize("source", ["/etc/passwd.ipynb", "../../../elsewhere.ipynb"])
 def test_a_header_naming_a_notebook_outside_the_project_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str

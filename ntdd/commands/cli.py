@@ -218,7 +218,7 @@ def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None, Param
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ntdd.commands.export import export_notebook
+    from ntdd.commands.export import export_notebook, mark_packages
 
     out_dir, template, parameters = _settings(args)
     pairs = list(_pairs(args.paths, out_dir, args.skip_other_files, located=args.check))
@@ -248,6 +248,8 @@ def _export(args: argparse.Namespace) -> int:
         if done.status == "no tests":
             print(f"{pair.notebook}: no test cells; nothing written")
             continue
+        if out_dir is not None:
+            mark_packages(out_dir, done.module)
         written += 1
         print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {pair.notebook})")
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
@@ -282,6 +284,7 @@ def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, de
 
 
 def _sync(args: argparse.Namespace) -> int:
+    from ntdd.commands.export import mark_packages
     from ntdd.commands.sync import SyncConflict, sync
 
     out_dir, template, parameters = _settings(args)
@@ -297,6 +300,8 @@ def _sync(args: argparse.Namespace) -> int:
             _error(e, args.debug)
             failures += 1
             continue
+        if out_dir is not None and done.module.exists():
+            mark_packages(out_dir, done.module)
         cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
         print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
     return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK

@@ -67,6 +67,32 @@ def export_notebook(
     return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
 
 
+PACKAGE_NOTE = (
+    "# ntdd: a package, so that pytest imports the test modules here by their folder's name\n"
+    "# (the mirrored folders of an output folder may each hold a test_lab.py)\n"
+)
+
+
+def mark_packages(out_dir: Path, module: Path) -> None:
+    """Make each folder from *out_dir* down to *module* a package, where it is not yet.
+
+    `export -o out` mirrors `week1/lab.ipynb` and `week2/lab.ipynb` to two
+    `test_lab.py`; pytest's default import mode imports both as `test_lab`
+    and fails on the second, unless their folders are packages. The output
+    folder itself stays none: pytest then imports them as `week1.test_lab`.
+    """
+    try:
+        below = module.parent.resolve().relative_to(out_dir.resolve())
+    except (ValueError, OSError):
+        return
+    folder = out_dir
+    for part in below.parts:
+        folder = folder / part
+        package = folder / "__init__.py"
+        if not package.exists() and not package.is_symlink():
+            write_atomic(package, PACKAGE_NOTE)
+
+
 def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
     """Whether *text* is what rendering *notebook* would write, without rendering.
 
