@@ -138,7 +138,7 @@ def test_a_marker_line_in_a_setup_string_is_no_marker(tmp_path: Path) -> None:
         (
             "def test_x_is_two():",
             "# a comment above the test\ndef test_x_is_two():",
-            "turns a cell of bare statements into a cell of",
+            "'# a comment above the test' was added above `def test_x_is_two():`",
         ),
         ("    # TEST: x is two\n", "", "would no longer be a test cell"),
         (
@@ -516,3 +516,61 @@ def test_notebooks_without_ids_and_tags_still_export(tmp_path: Path) -> None:
     nb = write(tmp_path / "nb.ipynb", [code("x = 1"), "# TEST\nassert x"], minor=4)
     assert main(["export", str(nb)]) == 0
     assert nbformat.read(str(nb), as_version=4).nbformat_minor == 4
+
+
+# -- messages that lead the right way ------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "cp1252"])
+def test_a_module_an_editor_saved_in_another_encoding_says_how_to_save_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], encoding: str
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    text = module.read_text().replace("assert x == 2", "assert x == 2 and x")
+    module.write_bytes(text.encode(encoding))
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    err = capsys.readouterr().err
+    assert str(module) in err and "--force" not in err
+    assert ("Save it as plain UTF-8" if encoding == "utf-8-sig" else "Save it as UTF-8") in err
+    assert digest(nb, module) == before
+
+
+def test_a_read_only_module_is_refused_before_the_notebook_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    module.chmod(stat.S_IRUSR)  # ntdd reads the mode bits itself: this holds for root too
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    assert f"{module}: read-only" in capsys.readouterr().err
+    assert digest(nb, module) == before
+
+
+def test_a_dropped_final_newline_is_no_edit(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    module.write_text(module.read_text().rstrip("\n"))  # as some editors save it
+    assert main(["export", "--check", str(nb)]) == 0
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1].endswith("and x")
+
+
+def test_hard_links_of_the_notebook_and_module_are_kept(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    os.link(nb, tmp_path / "linked.ipynb")
+    os.link(module, tmp_path / "linked.py")
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(tmp_path / "linked.ipynb")[1].endswith("and x")
+    assert (tmp_path / "linked.py").read_bytes() == module.read_bytes()
+    assert nb.stat().st_nlink == module.stat().st_nlink == 2

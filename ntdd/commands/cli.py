@@ -239,6 +239,8 @@ def _export(args: argparse.Namespace) -> int:
                 target=pair.module,
                 parameters=parameters,
             )
+            if out_dir is not None and done.status != "no tests":
+                mark_packages(out_dir, done.module)
         except NtddError as e:
             _error(e, args.debug)
             failures += 1
@@ -248,8 +250,6 @@ def _export(args: argparse.Namespace) -> int:
         if done.status == "no tests":
             print(f"{pair.notebook}: no test cells; nothing written")
             continue
-        if out_dir is not None:
-            mark_packages(out_dir, done.module)
         written += 1
         print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {pair.notebook})")
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
@@ -292,6 +292,8 @@ def _sync(args: argparse.Namespace) -> int:
     for pair in _pairs(args.paths, out_dir, args.skip_other_files, located=True):
         try:
             done = sync(pair.notebook, pair.module, args.prefer, template, parameters)
+            if out_dir is not None and done.module.exists():
+                mark_packages(out_dir, done.module)
         except SyncConflict as e:
             _error(e, args.debug)
             refused += 1
@@ -300,8 +302,6 @@ def _sync(args: argparse.Namespace) -> int:
             _error(e, args.debug)
             failures += 1
             continue
-        if out_dir is not None and done.module.exists():
-            mark_packages(out_dir, done.module)
         cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
         print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
     return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK

@@ -13,6 +13,7 @@ both sides changed, sync refuses unless told which side to prefer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -178,6 +179,14 @@ def _written_back(state: RegionState, plan: Plan) -> _WriteBack:
     was = "functions" if test.kind is TestKind.FUNCTIONS else "wrapped"
     now = "functions" if edit.kind == "functions" else "wrapped"
     if was != now:
+        above = _added_above(state.region.text) if was == "wrapped" else None
+        if above is not None:
+            line, definition = above
+            raise SyncConflict(
+                f"cell {where}: {line!r} was added above `{definition}`, outside the function "
+                "that holds the cell's lines; nothing was changed. Write it inside the "
+                "function, or add it to the cell in the notebook"
+            )
         raise SyncConflict(
             f"cell {where}: the edit turns a cell of {_kinds[was]} into a cell of {_kinds[now]}; "
             "make that change in the notebook"
@@ -185,6 +194,21 @@ def _written_back(state: RegionState, plan: Plan) -> _WriteBack:
     before = _unrename(edit.source, test)
     after = _with_marks(before, edit.marks, test, where)
     return _WriteBack(after, _carry_test_line(state.region.text, before, after))
+
+
+def _added_above(region: str) -> tuple[str, str] | None:
+    """A comment written above a wrapped test's `def` (which reads as a cell of functions)."""
+    lines = region.split("\n")
+    at = next((n for n, line in enumerate(lines) if _WRAPPER.match(line)), None)
+    if at is None:
+        return None
+    above = [line.strip() for line in lines[:at] if line.strip() and not line.startswith("@")]
+    if not above or not all(line.startswith("#") for line in above):
+        return None
+    return above[0], lines[at].strip()
+
+
+_WRAPPER = re.compile(r"(?:async\s+)?def\s+test\w*\s*\(\s*\)\s*:")
 
 
 def _carry_test_line(region: str, before: str, after: str) -> str:

@@ -69,6 +69,10 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
+class FileWriteError(NtddError):
+    """A file ntdd would write cannot be written: the disk, the folder or the name."""
+
+
 class FileChangedError(NtddError):
     """A file changed on disk since it was read: writing would undo that change."""
 
@@ -86,8 +90,18 @@ def write_atomic(
     file with other hard links is written in place, so that all its names
     see the new content. With *was*, the file must still hold those bytes
     when it is replaced (checked last, just before the rename); else
-    `FileChangedError`, and nothing is written.
+    `FileChangedError`, and nothing is written. A file that cannot be
+    written (a full disk, a folder that is read-only, a name too long) is a
+    `FileWriteError` naming it.
     """
+    try:
+        _write(path, text, newline, was)
+    except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        raise FileWriteError(f"{path}: cannot write it: {reason}") from e
+
+
+def _write(path: Path, text: str | bytes, newline: str, was: bytes | None) -> None:
     target = path.resolve() if path.is_symlink() else path
     ensure_writable(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -99,7 +113,7 @@ def write_atomic(
         return
     mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.{_TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent
+        prefix=f"{_temporary_prefix(target)}{os.getpid()}-", suffix=".tmp", dir=target.parent
     )
     try:
         with os.fdopen(fd, "wb") as f:
@@ -116,6 +130,11 @@ def write_atomic(
 
 
 _TEMP_MARK = "ntdd-"
+_NAME_KEPT = 120  # of a file's name in its temporary's: a name near 255 bytes still has one
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name[:_NAME_KEPT]}.{_TEMP_MARK}"
 
 
 def _ensure_holds(target: Path, was: bytes | None) -> None:
@@ -145,7 +164,7 @@ def ensure_writable(path: Path) -> None:
 
 def _remove_stray_temporaries(target: Path) -> None:
     """Temporary files of a run that was killed mid-write: its process is gone."""
-    prefix = f".{target.name}.{_TEMP_MARK}"
+    prefix = _temporary_prefix(target)
     for stray in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         pid = stray.name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
