@@ -3,7 +3,8 @@
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
 # ntdd-render: a54984c29f664a5d
-# ntdd-frame: 4c22ef5d6af95c62
+# ntdd-markers: 8
+# ntdd-frame: ddbae17eb567182e
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 

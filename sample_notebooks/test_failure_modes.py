@@ -3,7 +3,8 @@
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
 # ntdd-render: a54984c29f664a5d
-# ntdd-frame: 62ce7e15801113d1
+# ntdd-markers: 19
+# ntdd-frame: 5af56d8f8bb01ee0
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 

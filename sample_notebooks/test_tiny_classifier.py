@@ -3,7 +3,8 @@
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
 # ntdd-render: a54984c29f664a5d
-# ntdd-frame: 979739a46418f089
+# ntdd-markers: 9
+# ntdd-frame: 96117545bf424559
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 

@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,7 @@ FORMAT = 4
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "
 FRAME_FIELD = "# ntdd-frame: "
+MARKERS_FIELD = "# ntdd-markers: "  # how many markers ntdd wrote: more marker-like lines are fakes
 _HEADER_FIELD = re.compile(r"# ntdd-(?P<key>[a-z-]+): (?P<value>.*)$")
 _HEADER_LINES = 12
 
@@ -60,7 +62,7 @@ _WRITTEN = "\0"
 #: How many marker-like lines a test region may hold before its end is no longer looked for.
 _WINDOW = 8
 #: How many other readings of a module's markers are tried against its frame hash.
-_READINGS = 64
+_READINGS = 32
 
 # Lines ntdd adds inside test regions, each saying why.
 GLOBAL_NOTE = "# ntdd: the cell's assignments land in the notebook's namespace, as in a kernel"
@@ -273,31 +275,29 @@ def _read_markers(
     does when the frame itself was edited: then the first reading, which
     `frame_intact` reports as an edit.
     """
+    count = _recorded_count(lines)
+    if count == len(found):
+        return list(range(len(found)))  # as many as ntdd wrote: no cell holds one
     frames = _recorded_frames(lines)
     texts = [*lines, ""] if with_ends else lines  # as `text.split("\n")` gives them
     ends = _Ends(lines, found, search=bool(frames))
     first = ends.reading({})
-    if not frames or not ends.questions(first) or _frame_of(texts, found, first) in frames:
+    if count == len(first) or not frames or not ends.questions(first):
         return first
-    budget = [_READINGS]
-
-    def search(overrides: dict[int, int], depth: int) -> list[int] | None:
-        for k in ends.questions(ends.reading(overrides)):
-            if k in overrides:
+    if count is None and _frame_of(texts, found, first) in frames:
+        return first
+    tried = 0
+    for depth in (1, 2, 3):  # one region's end moved, then two, then three
+        for overrides in ends.alternatives(first, depth):
+            chosen = ends.reading(overrides)
+            if count is not None and len(chosen) != count:
                 continue
-            for j in ends.options(k)[1:]:
-                if budget[0] <= 0:
-                    return None
-                budget[0] -= 1
-                tried = {**overrides, k: j}
-                chosen = ends.reading(tried)
-                if _frame_of(texts, found, chosen) in frames:
-                    return chosen
-                if depth > 1 and (deeper := search(tried, depth - 1)) is not None:
-                    return deeper
-        return None
-
-    return search({}, 3) or first
+            tried += 1
+            if tried > _READINGS:
+                return first
+            if _frame_of(texts, found, chosen) in frames:
+                return chosen
+    return first
 
 
 class _Ends:
@@ -342,12 +342,41 @@ class _Ends:
         return chosen
 
     def questions(self, chosen: list[int]) -> list[int]:
-        """The markers of a reading whose region could end elsewhere: the doubtful first."""
-        open_ = [k for k in chosen if len(self.options(k)) > 1]
-        edited = {k for k in chosen if not self.intact(k)}
-        after = dict(itertools.pairwise(chosen))
-        doubtful = [k for k in open_ if k in edited or after.get(k) in edited]
-        return doubtful + [k for k in open_ if k not in doubtful]
+        """The markers of a reading whose region may end elsewhere: an edited region (a
+        line may have been pasted into it), then one just before an edited region (the
+        lines pasted may have been put right after it)."""
+        edited = [k for k in chosen if not self.intact(k) and len(self.options(k)) > 1]
+        pairs = list(itertools.pairwise(chosen))
+        disorder = [a for a, b in pairs if self._out_of_order(a, b)]
+        before = [a for a, b in pairs if not self.intact(b)]
+        doubtful = dict.fromkeys([*edited, *disorder, *before])
+        return [k for k in doubtful if len(self.options(k)) > 1]
+
+    def _out_of_order(self, a: int, b: int) -> bool:
+        """ntdd writes one marker per cell, in the notebook's order: a marker of a cell at
+        or above the one before it was pasted."""
+        first, then = self.found[a][1], self.found[b][1]
+        cells = ("setup", "skipped", "test")
+        if first["kind"] not in cells or then["kind"] not in cells:
+            return then["kind"] == "fixtures"
+        return int(then["index"]) <= int(first["index"])
+
+    def alternatives(self, chosen: list[int], depth: int) -> Iterator[dict[int, int]]:
+        """Readings that end *depth* of the doubtful regions elsewhere, the nearest first."""
+        for ks in itertools.combinations(self.questions(chosen), depth):
+            choices = [[(k, j) for j in self.options(k)[1:]] for k in ks]
+            for picked in itertools.product(*choices):
+                yield dict(picked)
+
+
+def _recorded_count(lines: list[str]) -> int | None:
+    """How many markers ntdd wrote (None in a module of format 3 or before)."""
+    if not lines or lines[0] != HEADER_FIRST_LINE:
+        return None
+    for line in lines[:_HEADER_LINES]:
+        if line.startswith(MARKERS_FIELD) and line[len(MARKERS_FIELD) :].strip().isdigit():
+            return int(line[len(MARKERS_FIELD) :])
+    return None
 
 
 def _recorded_frames(lines: list[str]) -> tuple[str, ...]:
@@ -422,8 +451,13 @@ def stamp_hashes(text: str) -> str:
     fields = [i for i, line in enumerate(lines[:_HEADER_LINES]) if _HEADER_FIELD.match(line)]
     if not fields:
         return "\n".join(lines)
+    lines.insert(fields[-1] + 1, f"{MARKERS_FIELD}{len(found)}")
+    shifted = [(i + 1 if i > fields[-1] else i, match) for i, match in found]
+    regions = [
+        _region(lines, shifted, list(range(len(found))), n, False) for n in range(len(found))
+    ]
     frame = _frame_digest(lines, regions, (FRAME_FIELD, VERSION_FIELD))
-    lines.insert(fields[-1] + 1, f"{FRAME_FIELD}{frame}")
+    lines.insert(fields[-1] + 2, f"{FRAME_FIELD}{frame}")
     return "\n".join(lines)
 
 
