@@ -105,6 +105,16 @@ def test_a_pasted_marker_line_in_a_test_cell_is_the_cells_own(tmp_path: Path) ->
     assert main(["export", "--check", str(nb)]) == 0
 
 
+def test_a_failure_after_a_pasted_marker_line_is_located_in_its_cell(
+    pytester: pytest.Pytester,
+) -> None:
+    functions = f"# TEST\ndef test_a():\n    assert x\n{PASTED}\ndef test_b():\n    assert x == 3"
+    write(pytester.path / "nb.ipynb", ["x = 2", functions])
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*in notebook nb.ipynb, cell 2 (id *), line 6: assert x == 3"])
+
+
 def test_a_marker_line_pasted_into_a_module_goes_back_into_its_cell(tmp_path: Path) -> None:
     nb = write(tmp_path / "nb.ipynb", ["x = 2", "# TEST\ndef test_a():\n    assert x", *CELLS[1:]])
     assert main(["export", str(nb)]) == 0
