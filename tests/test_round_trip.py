@@ -127,6 +127,20 @@ def test_a_marker_line_pasted_into_a_module_goes_back_into_its_cell(tmp_path: Pa
     assert main(["export", "--check", str(nb)]) == 0
 
 
+def test_a_marker_line_that_cannot_be_told_from_ntdds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, "    assert x == 2\n", f"    assert x == 2\n{PASTED}\nx = 3\n")
+    edit(module, "import pytest\n", "import pytest\nimport os\n")  # and the frame edited too
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 1
+    assert "reads like a region marker" in capsys.readouterr().err
+    assert digest(nb, module) == before
+
+
 def test_a_marker_line_in_a_setup_string_is_no_marker(tmp_path: Path) -> None:
     setup = 'x = 2\nsnippet = """\n# %% ntdd test: cell 2\n"""'
     nb = write(tmp_path / "nb.ipynb", [setup, "# TEST\nassert snippet.count('ntdd') == 1"])

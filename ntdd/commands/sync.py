@@ -132,6 +132,13 @@ def _without_tests(drift: Drift) -> Synced:
 
 
 def _refuse_what_cannot_go_back(drift: Drift, prefer: str | None) -> None:
+    if drift.frame_edited and drift.markers_in_doubt:
+        raise SyncConflict(
+            f"{drift.module}: a line of a test region reads like a region marker "
+            "(`# %% ntdd …`), and ntdd cannot tell it from the markers it wrote; nothing was "
+            "changed. Make the edit in the notebook, or discard the module's edits with "
+            "--prefer notebook"
+        )
     if drift.frame_edited:
         raise SyncConflict(
             f"{drift.module}: edited outside its test regions (the header, setup cells or "

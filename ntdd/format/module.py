@@ -266,14 +266,15 @@ def _read_markers(
 ) -> list[int]:
     """Which of the marker-like lines *found* are ntdd's markers (their indexes in it).
 
-    A test region ends at the first marker-like line up to which its text
-    hashes to what its marker recorded, else (an edited region) at the next
-    one. Where a region is followed by more marker-like lines, and the
-    module's frame hash says that reading is wrong, other ends are tried:
-    edited regions and those just before one first, one, two or three at a
-    time, until a reading gives the frame hash the header records. None
-    does when the frame itself was edited: then the first reading, which
-    `frame_intact` reports as an edit.
+    As many as the header says ntdd wrote: all of them. Else a test region
+    ends at the first marker-like line up to which its text hashes to what
+    its marker recorded, or (an edited region) at the next one; when that
+    reading has too many markers, other ends are tried for doubtful regions
+    (edited ones, those before a marker out of the notebook's order or
+    before an edited one), one, two or three at a time, until a reading has
+    as many markers as ntdd wrote and gives the frame hash the header
+    records. When none does, the first reading: `frame_intact` reports it as
+    an edit, `markers_in_doubt` says why, and sync refuses.
     """
     count = _recorded_count(lines)
     if count == len(found):
@@ -367,6 +368,12 @@ class _Ends:
             choices = [[(k, j) for j in self.options(k)[1:]] for k in ks]
             for picked in itertools.product(*choices):
                 yield dict(picked)
+
+
+def markers_in_doubt(text: str, regions: list[Region]) -> bool:
+    """Whether marker-like lines in test regions could not be told from ntdd's markers."""
+    count = _recorded_count(text.split("\n", _HEADER_LINES)[:_HEADER_LINES])
+    return count is not None and count != len(regions)
 
 
 def _recorded_count(lines: list[str]) -> int | None:
