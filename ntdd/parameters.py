@@ -92,7 +92,26 @@ def literal(text: str, where: str) -> str:
             f"{where}: {text!r} is not a Python literal (numbers, strings in quotes, "
             "True, None, lists, ...)"
         ) from None
+    comment = _comment_in(text)
+    if comment is not None:
+        raise ConfigError(
+            f"{where}: {text!r} ends in a comment ({comment!r}); give the value alone "
+            f"({text[: text.index(comment)].strip()!r})"
+        )
     return text
+
+
+def _comment_in(text: str) -> str | None:
+    """A `# comment` in a literal: the value is written into the module as its source
+    text, where the comment would swallow the rest of the line."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return next((t.string for t in tokens if t.type == tokenize.COMMENT), None)
 
 
 def describe(values: Values) -> str:

@@ -2,8 +2,9 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
-# ntdd-render: bc1b20d55ae1000b
-# ntdd-frame: 52303206424ebd74
+# ntdd-render: ff85a458719521e0
+# ntdd-markers: 8
+# ntdd-frame: 8f398707101fcd98
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd.
 

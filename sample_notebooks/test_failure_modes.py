@@ -2,8 +2,9 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
-# ntdd-render: bc1b20d55ae1000b
-# ntdd-frame: 1cf112472c024e03
+# ntdd-render: ff85a458719521e0
+# ntdd-markers: 19
+# ntdd-frame: 1f568cbcacdf87e5
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd.
 

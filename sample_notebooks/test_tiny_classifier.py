@@ -2,8 +2,9 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
-# ntdd-render: bc1b20d55ae1000b
-# ntdd-frame: 3530241b7118da88
+# ntdd-render: ff85a458719521e0
+# ntdd-markers: 9
+# ntdd-frame: 906bb8d9c35f1700
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd.
 

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, sha, write_notebook
+from conftest import SAMPLES, run, sha, write_notebook
 
 from ntdd.commands import export as export_module
 from ntdd.commands.cli import main
@@ -153,7 +157,7 @@ def test_an_interrupted_write_leaves_the_old_module_intact(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(files.os, "fsync", crash)  # fails after the new text is half out
-    with pytest.raises(OSError):
+    with pytest.raises(files.FileWriteError, match=r"test_nb\.py: cannot write it: No space left"):
         export_module.export_notebook(nb)
     assert module.read_bytes() == before
     assert [p.name for p in nb.parent.iterdir() if p.name.startswith(".")] == []  # no temp left
@@ -290,3 +294,100 @@ def test_list_changed_tests_every_notebook_when_a_dependency_changed(
     assert summary.read_text() == (
         "**Notebooks:** testing 2: requirements.txt changed, so every notebook.\n\n"
     )
+
+
+# -- files that cannot be written: one line naming the file --------------------------
+
+
+@contextlib.contextmanager
+def read_only_folder(folder: Path) -> Iterator[None]:
+    """A folder no file can be created in, as root too (root ignores the mode bits,
+    not the immutable flag)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    immutable = os.geteuid() == 0
+    if immutable:
+        done = subprocess.run(["chattr", "+i", str(folder)], capture_output=True, check=False)
+        if done.returncode != 0:
+            pytest.skip("running as root, and chattr cannot make a folder immutable here")
+    else:
+        folder.chmod(0o555)
+    try:
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        else:
+            folder.chmod(0o755)
+
+
+@contextlib.contextmanager
+def full_disk(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A folder on a 64 KiB tmpfs where the system lets us mount one; else writes
+    there fail as a full disk's do (ENOSPC)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)],
+            capture_output=True,
+            check=False,
+        ).returncode
+        == 0
+        if os.geteuid() == 0
+        else False
+    )
+    if not mounted:
+
+        def no_space(fd: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "fsync", no_space)  # as the write flushes the module
+    try:
+        yield
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_read_only_output_folder_is_one_line_naming_the_file(
+    nb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    with read_only_folder(out):
+        assert main(["export", str(nb), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ntdd: error: {out / 'test_nb.py'}: cannot write it: ")
+    assert len(err.strip().split("\n")) == 1 and "Traceback" not in err
+
+
+def test_a_full_disk_is_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = write_notebook(tmp_path / "nb.ipynb", [f"data = {'x' * 100_000!r}", "# TEST\nassert data"])
+    out = tmp_path / "out"
+    with full_disk(out, monkeypatch):
+        assert main(["export", str(nb), "-o", str(out)]) == 2
+        assert list(out.iterdir()) == []  # no half module, no temporary left
+    err = capsys.readouterr().err
+    assert err == f"ntdd: error: {out / 'test_nb.py'}: cannot write it: No space left on device\n"
+
+
+def test_a_long_notebook_name_exports_or_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = write_notebook(tmp_path / f"{'a' * 239}.ipynb", ["x = 1", "# TEST\nassert x"])
+    assert len(long.name) == 245
+    assert main(["export", str(long)]) == 0
+    assert (tmp_path / f"test_{'a' * 239}.py").is_file()
+    too_long = write_notebook(tmp_path / f"{'b' * 249}.ipynb", ["x = 1", "# TEST\nassert x"])
+    assert main(["export", str(too_long)]) == 2  # its module's name would be 257 bytes
+    err = capsys.readouterr().err
+    module = tmp_path / f"test_{'b' * 249}.py"
+    assert err == f"ntdd: error: {module}: cannot write it: File name too long\n"
+
+
+def test_a_parameter_with_a_comment_is_a_clear_error(pytester: pytest.Pytester) -> None:
+    write_notebook(pytester.path / "nb.ipynb", ["lr = 1", "# TEST\nassert lr"])
+    result = run(pytester, "--ntdd", "--ntdd-param", "lr=0.1  # fast", "nb.ipynb")
+    output = result.stdout.str() + result.stderr.str()
+    assert "'0.1  # fast' ends in a comment ('# fast'); give the value alone ('0.1')" in output
+    assert "does not compile" not in output

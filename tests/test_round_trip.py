@@ -89,6 +89,70 @@ def test_without_ids_an_edit_whose_cell_also_changed_is_refused_whatever_prefer_
     assert digest(nb, module) == before
 
 
+# -- marker-like lines are the user's -----------------------------------------------
+
+PASTED = "# %% ntdd setup: cell 1, id s1"  # copied from a module along with a function
+
+
+def test_a_pasted_marker_line_in_a_test_cell_is_the_cells_own(tmp_path: Path) -> None:
+    functions = f"# TEST\ndef test_a():\n    assert x\n{PASTED}\ndef test_b():\n    assert x"
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", functions])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, "def test_a():\n    assert x", "def test_a():\n    assert x == 2")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == functions.replace("assert x\n", "assert x == 2\n", 1)
+    assert main(["export", "--check", str(nb)]) == 0
+
+
+def test_a_failure_after_a_pasted_marker_line_is_located_in_its_cell(
+    pytester: pytest.Pytester,
+) -> None:
+    functions = f"# TEST\ndef test_a():\n    assert x\n{PASTED}\ndef test_b():\n    assert x == 3"
+    write(pytester.path / "nb.ipynb", ["x = 2", functions])
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*in notebook nb.ipynb, cell 2 (id *), line 6: assert x == 3"])
+
+
+def test_a_marker_line_pasted_into_a_module_goes_back_into_its_cell(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", "# TEST\ndef test_a():\n    assert x", *CELLS[1:]])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    pasted = "\n\n# %% ntdd test: cell 3, id abc, sha 0123456789ab\ndef test_b():\n    assert x"
+    edit(module, "def test_a():\n    assert x", "def test_a():\n    assert x" + pasted)
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == "# TEST\ndef test_a():\n    assert x" + pasted
+    assert cells_of(nb)[2:] == CELLS[1:]
+    assert main(["export", "--check", str(nb)]) == 0
+
+
+def test_a_marker_line_that_cannot_be_told_from_ntdds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, "    assert x == 2\n", f"    assert x == 2\n{PASTED}\nx = 3\n")
+    edit(module, "import pytest\n", "import pytest\nimport os\n")  # and the frame edited too
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 1
+    assert "reads like a region marker" in capsys.readouterr().err
+    assert digest(nb, module) == before
+
+
+def test_a_marker_line_in_a_setup_string_is_no_marker(tmp_path: Path) -> None:
+    setup = 'x = 2\nsnippet = """\n# %% ntdd test: cell 2\n"""'
+    nb = write(tmp_path / "nb.ipynb", [setup, "# TEST\nassert snippet.count('ntdd') == 1"])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    assert module.read_text().count(", sha ") == 1  # none stamped into the string
+    assert main(["export", "--check", str(nb)]) == 0
+    edit(module, "assert snippet.count('ntdd') == 1", "assert snippet.count('ntdd') >= 1")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb) == [setup, "# TEST\nassert snippet.count('ntdd') >= 1"]
+
+
 # -- write-back exact or refused ---------------------------------------------------
 
 
@@ -98,7 +162,7 @@ def test_without_ids_an_edit_whose_cell_also_changed_is_refused_whatever_prefer_
         (
             "def test_x_is_two():",
             "# a comment above the test\ndef test_x_is_two():",
-            "turns a cell of bare statements into a cell of",
+            "'# a comment above the test' was added above `def test_x_is_two():`",
         ),
         ("    # TEST: x is two\n", "", "would no longer be a test cell"),
         (
@@ -121,6 +185,36 @@ def test_an_edit_that_would_not_come_back_exactly_is_refused_and_nothing_changes
     assert main(["sync", str(nb)]) == 1
     assert reason in capsys.readouterr().err
     assert digest(nb, module) == before
+
+
+@pytest.mark.parametrize(
+    ("cell", "old", "new", "edited", "declared"),
+    [
+        (
+            CELLS[1],
+            "    assert x == 2",
+            "    y = x\n    assert y == 2",
+            "y = x\nassert y == 2",
+            "y",
+        ),
+        ("# TEST: x is two\ny = x", "    y = x", "    y, z = x, x", "y, z = x, x", "y, z"),
+        ("# TEST: x is two\ny = x", "    y = x", "    assert x == 2", "assert x == 2", None),
+    ],
+    ids=["assigns a new name", "adds one", "drops the only assignment"],
+)
+def test_the_global_line_follows_the_edit_of_a_bare_test(
+    tmp_path: Path, cell: str, old: str, new: str, edited: str, declared: str | None
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", ["x = 2", cell])
+    assert main(["export", str(nb)]) == 0
+    module = nb.with_name("test_nb.py")
+    edit(module, old, new)
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1] == "# TEST: x is two\n" + edited
+    assert main(["export", "--check", str(nb)]) == 0
+    lines = [line.strip() for line in module.read_text().split("\n")]
+    declarations = [line.split("  #")[0] for line in lines if line.startswith("global ")]
+    assert declarations == ([f"global {declared}"] if declared else [])
 
 
 def test_marks_with_any_literal_arguments_round_trip(tmp_path: Path) -> None:
@@ -201,6 +295,36 @@ def test_sync_finds_the_module_where_it_was_exported(tmp_path: Path) -> None:
     assert main(["sync", str(nb)]) == 0
     assert not (tmp_path / "test_nb.py").exists()
     assert cells_of(nb)[1].endswith("assert x == 2 and x")
+
+
+def test_sync_works_in_a_folder_that_marks_no_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no pyproject.toml, no .git: the project is this folder
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", "nb.ipynb", "-o", "out"]) == 0
+    module = tmp_path / "out" / "test_nb.py"
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", "out/test_nb.py"]) == 0
+    assert cells_of(nb)[1].endswith("and x")
+    edit(module, "assert x == 2 and x", "assert x == 2 and x > 1")
+    assert main(["sync", "nb.ipynb"]) == 0
+    assert cells_of(nb)[1].endswith("and x > 1")
+    assert sorted(p.name for p in tmp_path.rglob("test_*.py")) == ["test_nb.py"]
+    monkeypatch.chdir(tmp_path / "out")  # the notebook is not below this folder
+    capsys.readouterr()
+    assert main(["sync", "test_nb.py"]) == 2
+    assert "run ntdd from a folder that holds both the notebook and the module" in (
+        capsys.readouterr().err
+    )
+
+
+def test_mirrored_output_folders_run_under_plain_pytest(pytester: pytest.Pytester) -> None:
+    for week in ("week1", "week2"):
+        write(pytester.path / week / "lab.ipynb", [f"x = '{week}'", "# TEST\nassert x"])
+    assert main(["export", ".", "-o", "out"]) == 0
+    run(pytester, "out").assert_outcomes(passed=2)
+    assert main(["export", "--check", ".", "-o", "out"]) == 0
 
 
 @pytest.mark.parametrize("source", ["/etc/passwd.ipynb", "../../../elsewhere.ipynb"])
@@ -416,3 +540,61 @@ def test_notebooks_without_ids_and_tags_still_export(tmp_path: Path) -> None:
     nb = write(tmp_path / "nb.ipynb", [code("x = 1"), "# TEST\nassert x"], minor=4)
     assert main(["export", str(nb)]) == 0
     assert nbformat.read(str(nb), as_version=4).nbformat_minor == 4
+
+
+# -- messages that lead the right way ------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "cp1252"])
+def test_a_module_an_editor_saved_in_another_encoding_says_how_to_save_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], encoding: str
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    text = module.read_text().replace("assert x == 2", "assert x == 2 and x")
+    module.write_bytes(text.encode(encoding))
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    err = capsys.readouterr().err
+    assert str(module) in err and "--force" not in err
+    assert ("Save it as plain UTF-8" if encoding == "utf-8-sig" else "Save it as UTF-8") in err
+    assert digest(nb, module) == before
+
+
+def test_a_read_only_module_is_refused_before_the_notebook_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    module.chmod(stat.S_IRUSR)  # ntdd reads the mode bits itself: this holds for root too
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    assert f"{module}: read-only" in capsys.readouterr().err
+    assert digest(nb, module) == before
+
+
+def test_a_dropped_final_newline_is_no_edit(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    module.write_text(module.read_text().rstrip("\n"))  # as some editors save it
+    assert main(["export", "--check", str(nb)]) == 0
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(nb)[1].endswith("and x")
+
+
+def test_hard_links_of_the_notebook_and_module_are_kept(tmp_path: Path) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    os.link(nb, tmp_path / "linked.ipynb")
+    os.link(module, tmp_path / "linked.py")
+    edit(module, "assert x == 2", "assert x == 2 and x")
+    assert main(["sync", str(nb)]) == 0
+    assert cells_of(tmp_path / "linked.ipynb")[1].endswith("and x")
+    assert (tmp_path / "linked.py").read_bytes() == module.read_bytes()
+    assert nb.stat().st_nlink == module.stat().st_nlink == 2

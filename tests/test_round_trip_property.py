@@ -12,8 +12,11 @@ import contextlib
 import io
 import json
 import os
+import random
 import re
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ntdd.commands.cli import main
+from ntdd.format.module import GLOBAL_NOTE
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +43,7 @@ CELLS = [
     "scale = 2",
     "# TEST: scaled @slow\n'''Doubled values.'''\nassert [v * scale for v in values][0] == 2",
     "# TEST\ndef test_square():\n    '''Squares.'''\n    assert math.sqrt(4) == 2\n\n"
-    "def helper():\n    return 1",
+    "# %% ntdd setup: cell 1, id s1\ndef helper():\n    return 1",  # a marker line pasted in
     "# TEST: a cell that asserts nothing",
 ]
 HASH_LINE = re.compile(r"^# ntdd-(hash|frame|version): .*$|, sha [0-9a-f]+$", re.M)
@@ -95,6 +99,15 @@ MODULE_EDITS: list[tuple[str, Edit]] = [
     ("edit a setup cell", _replace("scale = 2", "scale = 3")),
     ("empty a body", _replace("    assert total == 6", "    pass")),
     ("tabs", _replace("    assert total == 6", "\tassert total == 6")),
+    (
+        "assign a new name",
+        _replace("    assert total == 6", "    other = total\n    assert other == 6"),
+    ),
+    ("drop the only assignment", _replace("    total = sum(values)\n", "")),
+    (
+        "paste a marker line",
+        _replace("    return 1", "    return 1\n\n\n# %% ntdd test: cell 2, sha 0123456789ab"),
+    ),
 ]
 
 
@@ -183,9 +196,66 @@ def test_a_sync_is_exact_or_refused(
 
 def _assert_the_edit_came_back(edited: str, synced: str) -> None:
     """The synced module is the edited one, its hashes aside; only `# TEST` lines may
-    differ, where they now carry the marks that were edited in as decorators."""
+    differ, where they now carry the marks that were edited in as decorators, and
+    `global` lines, which declare what the edited cell assigns now."""
     ours, theirs = normal(edited).split("\n"), normal(synced).split("\n")
+    ours, theirs = (
+        [a for a in ours if GLOBAL_NOTE not in a],
+        [b for b in theirs if GLOBAL_NOTE not in b],
+    )
     assert len(ours) == len(theirs), "the module's lines changed"
     for a, b in zip(ours, theirs, strict=True):
         if a != b:
             assert a.strip().startswith("# TEST") and b.strip().startswith("# TEST"), (a, b)
+
+
+SAVES = int(os.environ.get("NTDD_SAVE_RACES", "40"))
+
+
+@pytest.mark.parametrize("ids", [True, False], ids=["ids", "no ids"])
+def test_a_save_during_sync_never_moves_the_edit(ids: bool) -> None:
+    """Jupyter saves the notebook (a cell inserted above) while sync runs: the edit
+    lands in its own cell, or sync refuses and leaves the save as it is."""
+    rounds = random.Random(25)
+    outcomes = {True: 0, False: 0}
+    for _ in range(SAVES):
+        with tempfile.TemporaryDirectory() as folder:
+            nb = Path(folder) / "nb.ipynb"
+            notebook = make_notebook(CELLS)
+            if not ids:
+                _notebook_edit("drop the ids")(notebook)
+            nb.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+            assert quietly("export", str(nb)) == 0
+            module = nb.with_name("test_nb.py")
+            module.write_text(
+                module.read_text().replace("    assert total == 6", "    assert total")
+            )
+            saved = json.loads(nb.read_text())
+            _notebook_edit("add a setup cell")(saved)
+            save = threading.Thread(
+                target=_save, args=(nb, json.dumps(saved, indent=1) + "\n", rounds.random() / 20)
+            )
+            save.start()
+            code = quietly("sync", str(nb))
+            save.join()
+            after = ["".join(c["source"]) for c in json.loads(nb.read_text())["cells"]]
+            saved_sources = [c["source"] for c in saved["cells"]]
+            edited = [_edited(source) for source in saved_sources]
+            assert code in (0, 1)
+            # The save replaced the file last (whatever sync wrote before it is gone), or
+            # sync wrote its edit into the save, into the cell it belongs to.
+            assert after in (saved_sources, edited) if code == 0 else after == saved_sources
+            outcomes[after == edited] += 1
+    assert outcomes[True], "no sync ever ran after the save: the race was never run"
+
+
+def _edited(source: str) -> str:
+    return source.replace("assert total == 6", "assert total") if "the sum" in source else source
+
+
+def _save(path: Path, text: str, after: float) -> None:
+    """What Jupyter does on save: the whole file replaced, at once."""
+    time.sleep(after)
+    temporary = path.with_name(".saving.ipynb")
+    temporary.write_text(text)
+    os.replace(temporary, path)

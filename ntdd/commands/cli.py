@@ -265,7 +265,7 @@ def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None, Param
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ntdd.commands.export import export_notebook
+    from ntdd.commands.export import export_notebook, mark_packages
 
     out_dir, template, parameters = _settings(args)
     pairs = list(_pairs(args.paths, out_dir, args.skip_other_files, located=args.check))
@@ -286,6 +286,8 @@ def _export(args: argparse.Namespace) -> int:
                 target=pair.module,
                 parameters=parameters,
             )
+            if out_dir is not None and done.status != "no tests":
+                mark_packages(out_dir, done.module)
         except NtddError as e:
             _error(e, args.debug)
             failures += 1
@@ -334,6 +336,7 @@ def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, de
 
 
 def _sync(args: argparse.Namespace) -> int:
+    from ntdd.commands.export import mark_packages
     from ntdd.commands.sync import SyncConflict, sync
 
     out_dir, template, parameters = _settings(args)
@@ -341,6 +344,8 @@ def _sync(args: argparse.Namespace) -> int:
     for pair in _pairs(args.paths, out_dir, args.skip_other_files, located=True):
         try:
             done = sync(pair.notebook, pair.module, args.prefer, template, parameters)
+            if out_dir is not None and done.module.exists():
+                mark_packages(out_dir, done.module)
         except SyncConflict as e:
             _error(e, args.debug)
             refused += 1

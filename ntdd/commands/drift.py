@@ -22,6 +22,7 @@ from ntdd.format.module import (
     Header,
     Region,
     frame_intact,
+    markers_in_doubt,
     parse_header,
     parse_regions,
     region_sha,
@@ -71,6 +72,7 @@ class Drift:
     regions: tuple[RegionState, ...] = ()
     added: tuple[Region, ...] = ()  # test cells of the notebook that no region holds
     frame_edited: bool = False  # the module changed outside its test regions
+    markers_in_doubt: bool = False  # lines like markers that ntdd cannot tell from its own
 
     @property
     def current(self) -> bool:
@@ -120,7 +122,8 @@ def compare(
     header = parse_header(text)
     if header is None:  # pragma: no cover - ensure_ours has refused it
         raise GeneratedModuleError(f"{module}: broken ntdd header")
-    ours = [r for r in parse_regions(text) if r.kind == "test"]
+    every = parse_regions(text)
+    ours = [r for r in every if r.kind == "test"]
     fresh = [r for r in parse_regions(expected) if r.kind == "test"]
     matched = match_regions(ours, fresh)
     taken = {id(f) for f in matched.values() if f is not None}
@@ -133,7 +136,8 @@ def compare(
         header=header,
         regions=tuple(RegionState(r, matched[r.marker_line]) for r in ours),
         added=tuple(f for f in fresh if id(f) not in taken),
-        frame_edited=bool(header.frame) and not frame_intact(text, header),
+        frame_edited=bool(header.frame) and not frame_intact(text, header, every),
+        markers_in_doubt=markers_in_doubt(text, every),
     )
 
 

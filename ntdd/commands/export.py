@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ntdd.errors import ForeignFileError, ModuleEditedError, NotPythonError
 from ntdd.format.module import (
+    HEADER_FIRST_LINE,
     intact,
     is_generated,
     parse_header,
@@ -18,7 +19,7 @@ from ntdd.format.module import (
 from ntdd.format.paths import module_path
 from ntdd.format.stale import content_hash, pair_moved_on
 from ntdd.model import Notebook
-from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
+from ntdd.notebook.files import FileWriteError, line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
@@ -83,6 +84,32 @@ def _export(
     return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
 
 
+PACKAGE_NOTE = (
+    "# ntdd: a package, so that pytest imports the test modules here by their folder's name\n"
+    "# (the mirrored folders of an output folder may each hold a test_lab.py)\n"
+)
+
+
+def mark_packages(out_dir: Path, module: Path) -> None:
+    """Make each folder from *out_dir* down to *module* a package, where it is not yet.
+
+    `export -o out` mirrors `week1/lab.ipynb` and `week2/lab.ipynb` to two
+    `test_lab.py`; pytest's default import mode imports both as `test_lab`
+    and fails on the second, unless their folders are packages. The output
+    folder itself stays none: pytest then imports them as `week1.test_lab`.
+    """
+    try:
+        below = module.parent.resolve().relative_to(out_dir.resolve())
+    except (ValueError, OSError):
+        return
+    folder = out_dir
+    for part in below.parts:
+        folder = folder / part
+        package = folder / "__init__.py"
+        if not package.exists() and not package.is_symlink():
+            write_atomic(package, PACKAGE_NOTE)
+
+
 def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
     """Whether *text* is what rendering *notebook* would write, without rendering.
 
@@ -130,13 +157,41 @@ def read_existing(target: Path) -> str | None:
 
 
 def _read_existing(target: Path) -> str | None:
-    if not target.exists() and not target.is_symlink():
-        return None
+    """The module's text; an editor's dropped final newline is no edit of ntdd's frame."""
+    try:
+        if not target.exists() and not target.is_symlink():
+            return None
+    except OSError as e:  # a name too long for the file system, say
+        raise FileWriteError(f"{target}: cannot write it: {os.strerror(e.errno or 0)}") from e
     if target.is_dir():
         raise ForeignFileError(f"{target}: is a directory; cannot write the module there")
     try:
-        return target.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return ""  # not text, so not ours: ensure_ours refuses it
+        data = target.read_bytes()
     except OSError as e:
         raise ForeignFileError(f"{target}: cannot be read: {os.strerror(e.errno or 0)}") from e
+    _ensure_saved_as_ntdd_wrote(target, data)
+    try:
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        return ""  # not text, so not ours: ensure_ours refuses it
+    return text + "\n" if text and not text.endswith("\n") else text
+
+
+def _ensure_saved_as_ntdd_wrote(target: Path, data: bytes) -> None:
+    """A module ntdd wrote, re-saved by an editor in another encoding: say how to undo it."""
+    header = HEADER_FIRST_LINE.split("—")[0].encode()  # the part any encoding writes alike
+    if data.startswith(b"\xef\xbb\xbf" + header):
+        raise ForeignFileError(
+            f"{target}: an editor saved it with a byte-order mark; ntdd writes modules as "
+            'UTF-8 without one. Save it as plain UTF-8 (not "UTF-8 with BOM"), then run '
+            "ntdd again"
+        )
+    if data.startswith(header):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ForeignFileError(
+                f"{target}: not UTF-8 (byte {e.start}: an editor saved it in another encoding, "
+                "such as cp1252); ntdd writes modules as UTF-8. Save it as UTF-8, then run "
+                "ntdd again"
+            ) from e

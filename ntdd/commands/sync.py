@@ -13,16 +13,17 @@ both sides changed, sync refuses unless told which side to prefer.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
+from ntdd.commands.export import read_existing
 from ntdd.errors import NtddError
-from ntdd.format.module import parse_regions, read_region
+from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
 from ntdd.model import Cell, Mark, Notebook, Plan, TestCell, TestKind
 from ntdd.notebook import markers
-from ntdd.notebook.files import line_ending, write_atomic
-from ntdd.notebook.read import read_notebook
+from ntdd.notebook.files import FileChangedError, ensure_writable, line_ending, write_atomic
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
@@ -52,21 +53,68 @@ def sync(
     template: Path | None = None,
     parameters: Parameters | None = None,
 ) -> Synced:
-    drift = compare(notebook, module, template, parameters)
+    drift, read = _compared(notebook, module, template, parameters)
     if not drift.plan.tests:
         return _without_tests(drift)
     if drift.current:
         return Synced(notebook, module, "in sync")
     if drift.text is None or not drift.module_changed or prefer == "notebook":
+        _ensure_unchanged(drift, read)
         write_atomic(module, drift.expected, line_ending(module))
         return Synced(notebook, module, "module written")
     _refuse_what_cannot_go_back(drift, prefer)
     written = {s.fresh.index: _written_back(s, drift.plan) for s in drift.edited if s.fresh}
     edits = {index: back.source for index, back in written.items()}
     text = _verified(drift, written, template, parameters)
-    replace_sources(notebook, edits)
+    _ensure_unchanged(drift, read)
+    for path in (notebook, module):
+        ensure_writable(path)  # both, before either is written
+    try:
+        replace_sources(notebook, edits, was=read)
+    except FileChangedError as e:
+        raise SyncConflict(str(e)) from e
     write_atomic(module, text, line_ending(module))
     return Synced(notebook, module, "notebook and module written", tuple(sorted(edits)))
+
+
+def _compared(
+    notebook: Path, module: Path, template: Path | None, parameters: Parameters | None
+) -> tuple[Drift, bytes]:
+    """The drift, and the notebook's bytes it was worked out from.
+
+    Read again if the notebook was saved while it was compared: every later
+    step works on the one reading, and writes back only into those bytes.
+    """
+    for _ in range(3):
+        before = _bytes_of(notebook)
+        drift = compare(notebook, module, template, parameters)
+        if _bytes_of(notebook) == before:
+            return drift, before
+    raise SyncConflict(
+        f"{notebook}: kept changing on disk while ntdd compared it with {module}; "
+        "nothing was changed: sync again once it is saved"
+    )
+
+
+def _bytes_of(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""  # reading the notebook will say what is wrong with it
+
+
+def _ensure_unchanged(drift: Drift, read: bytes) -> None:
+    """Neither file changed since the comparison: a save in between is never overwritten."""
+    if _bytes_of(drift.notebook) != read:
+        raise SyncConflict(
+            f"{drift.notebook}: changed on disk while ntdd was syncing it (saved from "
+            "Jupyter?); nothing was changed: sync again"
+        )
+    if read_existing(drift.module) != drift.text:
+        raise SyncConflict(
+            f"{drift.module}: changed on disk while ntdd was syncing it; nothing was "
+            "changed: sync again"
+        )
 
 
 def _without_tests(drift: Drift) -> Synced:
@@ -84,6 +132,13 @@ def _without_tests(drift: Drift) -> Synced:
 
 
 def _refuse_what_cannot_go_back(drift: Drift, prefer: str | None) -> None:
+    if drift.frame_edited and drift.markers_in_doubt:
+        raise SyncConflict(
+            f"{drift.module}: a line of a test region reads like a region marker "
+            "(`# %% ntdd …`), and ntdd cannot tell it from the markers it wrote; nothing was "
+            "changed. Make the edit in the notebook, or discard the module's edits with "
+            "--prefer notebook"
+        )
     if drift.frame_edited:
         raise SyncConflict(
             f"{drift.module}: edited outside its test regions (the header, setup cells or "
@@ -131,6 +186,14 @@ def _written_back(state: RegionState, plan: Plan) -> _WriteBack:
     was = "functions" if test.kind is TestKind.FUNCTIONS else "wrapped"
     now = "functions" if edit.kind == "functions" else "wrapped"
     if was != now:
+        above = _added_above(state.region.text) if was == "wrapped" else None
+        if above is not None:
+            line, definition = above
+            raise SyncConflict(
+                f"cell {where}: {line!r} was added above `{definition}`, outside the function "
+                "that holds the cell's lines; nothing was changed. Write it inside the "
+                "function, or add it to the cell in the notebook"
+            )
         raise SyncConflict(
             f"cell {where}: the edit turns a cell of {_kinds[was]} into a cell of {_kinds[now]}; "
             "make that change in the notebook"
@@ -138,6 +201,21 @@ def _written_back(state: RegionState, plan: Plan) -> _WriteBack:
     before = _unrename(edit.source, test)
     after = _with_marks(before, edit.marks, test, where)
     return _WriteBack(after, _carry_test_line(state.region.text, before, after))
+
+
+def _added_above(region: str) -> tuple[str, str] | None:
+    """A comment written above a wrapped test's `def` (which reads as a cell of functions)."""
+    lines = region.split("\n")
+    at = next((n for n, line in enumerate(lines) if _WRAPPER.match(line)), None)
+    if at is None:
+        return None
+    above = [line.strip() for line in lines[:at] if line.strip() and not line.startswith("@")]
+    if not above or not all(line.startswith("#") for line in above):
+        return None
+    return above[0], lines[at].strip()
+
+
+_WRAPPER = re.compile(r"(?:async\s+)?def\s+test\w*\s*\(\s*\)\s*:")
 
 
 def _carry_test_line(region: str, before: str, after: str) -> str:
@@ -198,7 +276,7 @@ def _verified(
     parameters: Parameters | None,
 ) -> str:
     """The module the notebook with the edits renders, if it holds every edited region exactly."""
-    notebook = read_notebook(drift.notebook)
+    notebook = drift.plan.notebook  # the notebook as compared, not read again
     cells = tuple(
         replace(c, source=written[c.index].source) if c.index in written else c
         for c in notebook.cells
@@ -217,13 +295,20 @@ def _verified(
                 f"{drift.module}: with the edit, {where} would no longer be a test cell; "
                 "nothing was changed"
             )
-        expected = written[state.fresh.index].region
-        if again.text != expected:
+        expected = _without_derived(written[state.fresh.index].region)
+        if _without_derived(again.text) != expected:
             raise SyncConflict(
                 f"{drift.module}: the edit in {where} would not render back as written "
-                f"({_first_difference(expected, again.text)}); nothing was changed"
+                f"({_first_difference(expected, _without_derived(again.text))}); "
+                "nothing was changed"
             )
     return text
+
+
+def _without_derived(region: str) -> str:
+    """A region less its `global` line: ntdd derives it from the cell's assignments, so
+    an edit that assigns a new name, or no name, changes it as the `# TEST` line's marks."""
+    return "\n".join(line for line in region.split("\n") if not line.endswith(GLOBAL_NOTE))
 
 
 def _first_difference(edited: str, rendered: str) -> str:

@@ -92,13 +92,26 @@ def find_module(notebook: Path, out_dir: Path | None = None, base: Path | None =
 
 
 def project_root(path: Path) -> Path:
-    """The folder of the project *path* is in: the nearest holding pyproject.toml or .git."""
+    """The folder of the project *path* is in: the nearest holding pyproject.toml or .git,
+    else the current directory when *path* is below it, else *path*'s folder."""
     start = path.resolve()
     folder = start if start.is_dir() else start.parent
+    marked = _marked_root(folder)
+    if marked is not None:
+        return marked
+    here = Path.cwd().resolve()
+    return here if _below(start, here) else folder
+
+
+def _marked_root(folder: Path) -> Path | None:
     for candidate in (folder, *folder.parents):
         if (candidate / "pyproject.toml").is_file() or (candidate / ".git").exists():
             return candidate
-    return folder
+    return None
+
+
+def _below(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
 
 
 def notebook_of(module: Path, text: str) -> Path:
@@ -122,13 +135,25 @@ def checked_source(module: Path, header: Header) -> Path:
     notebook = Path(os.path.normpath(module.parent / source))
     resolved = notebook.resolve()
     inside = (project_root(module), module.parent.resolve())
-    if not any(resolved == root or root in resolved.parents for root in inside):
+    if not any(_below(resolved, root) for root in inside):
         raise ForeignFileError(
             f"{module}: its header names {source!r}, outside the project; not following it"
+            + _how_to_widen(module)
         )
     if notebook.suffix not in (".ipynb", *TEXT_SUFFIXES):
         raise NotebookReadError(f"{module}: its header names {source!r}, which is not a notebook")
     return notebook
+
+
+def _how_to_widen(module: Path) -> str:
+    """Where no pyproject.toml or .git marks the project, how to make the notebook part of it."""
+    if _marked_root(module.resolve().parent) is not None:
+        return ""
+    return (
+        " (no folder above the module holds a pyproject.toml or .git, so the project is the "
+        "current directory: run ntdd from a folder that holds both the notebook and the "
+        "module, or add a pyproject.toml to the folder that does)"
+    )
 
 
 def _search_root(out_dir: Path | None, notebook: Path) -> Path:

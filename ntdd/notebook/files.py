@@ -134,24 +134,51 @@ def _walk(folder: Path) -> Iterator[Path]:
                 yield Path(root) / name
 
 
-def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
+class FileWriteError(NtddError):
+    """A file ntdd would write cannot be written: the disk, the folder or the name."""
+
+
+class FileChangedError(NtddError):
+    """A file changed on disk since it was read: writing would undo that change."""
+
+
+def write_atomic(
+    path: Path, text: str | bytes, newline: str = "\n", was: bytes | None = None
+) -> None:
     """Write *text* to *path* so that readers see the old file or the new, never half.
 
     The new content goes to a temporary file in the same folder, is flushed to
     disk, and replaces the old file in one rename. An existing file keeps its
     permissions; a symlink is written through, to its target; a read-only
     file is refused. *newline* ends the lines of *text* (`"\r\n"` keeps a
-    CRLF file CRLF). Temporary files a killed run left behind are removed.
+    CRLF file CRLF). Temporary files a killed run left behind are removed. A
+    file with other hard links is written in place, so that all its names
+    see the new content. With *was*, the file must still hold those bytes
+    when it is replaced (checked last, just before the rename); else
+    `FileChangedError`, and nothing is written. A file that cannot be
+    written (a full disk, a folder that is read-only, a name too long) is a
+    `FileWriteError` naming it.
     """
+    try:
+        _write(path, text, newline, was)
+    except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        raise FileWriteError(f"{path}: cannot write it: {reason}") from e
+
+
+def _write(path: Path, text: str | bytes, newline: str, was: bytes | None) -> None:
     target = path.resolve() if path.is_symlink() else path
-    if target.exists() and _read_only(target):
-        raise ReadOnlyError(f"{path}: read-only; not writing it (make it writable first)")
+    ensure_writable(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stray_temporaries(target)
     data = text if isinstance(text, bytes) else text.replace("\n", newline).encode("utf-8")
+    if target.exists() and target.stat().st_nlink > 1:
+        _ensure_holds(target, was)
+        _write_in_place(target, data)
+        return
     mode = target.stat().st_mode & 0o777 if target.exists() else _default_mode()
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{target.name}.{_TEMP_MARK}{os.getpid()}-", suffix=".tmp", dir=target.parent
+        prefix=f"{_temporary_prefix(target)}{os.getpid()}-", suffix=".tmp", dir=target.parent
     )
     try:
         with os.fdopen(fd, "wb") as f:
@@ -159,6 +186,7 @@ def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        _ensure_holds(target, was)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -167,11 +195,41 @@ def write_atomic(path: Path, text: str | bytes, newline: str = "\n") -> None:
 
 
 _TEMP_MARK = "ntdd-"
+_NAME_KEPT = 120  # of a file's name in its temporary's: a name near 255 bytes still has one
+
+
+def _temporary_prefix(target: Path) -> str:
+    return f".{target.name[:_NAME_KEPT]}.{_TEMP_MARK}"
+
+
+def _ensure_holds(target: Path, was: bytes | None) -> None:
+    if was is not None and target.read_bytes() != was:
+        raise FileChangedError(
+            f"{target}: changed on disk while ntdd was working on it (saved from Jupyter?); "
+            "nothing was changed: save it, then run ntdd again"
+        )
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    """A file with more than one hard link is rewritten, not replaced: a rename would
+    leave its other names holding the old content."""
+    with target.open("r+b") as f:
+        f.write(data)
+        f.truncate()
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def ensure_writable(path: Path) -> None:
+    """Refuse, before anything is written, a file that `write_atomic` would refuse."""
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists() and _read_only(target):
+        raise ReadOnlyError(f"{path}: read-only; not writing it (make it writable first)")
 
 
 def _remove_stray_temporaries(target: Path) -> None:
     """Temporary files of a run that was killed mid-write: its process is gone."""
-    prefix = f".{target.name}.{_TEMP_MARK}"
+    prefix = _temporary_prefix(target)
     for stray in target.parent.glob(f"{glob.escape(prefix)}*.tmp"):
         pid = stray.name[len(prefix) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):

@@ -129,9 +129,11 @@ def read_text_notebook(path: Path, data: bytes) -> dict[str, Any]:
     return obj
 
 
-def replace_text_sources(path: Path, sources: Mapping[int, str]) -> None:
-    """Set the source of cells (by number: 1 is the first) of the text notebook at *path*."""
-    bom, text, newline = _decoded(path, path.read_bytes())
+def replace_text_sources(path: Path, sources: Mapping[int, str], was: bytes | None = None) -> None:
+    """Set the source of cells (by number: 1 is the first) of the text notebook at *path*
+    (into *was*, its bytes as read, when given: see `write.replace_sources`)."""
+    data = path.read_bytes() if was is None else was
+    bom, text, newline = _decoded(path, data)
     jupytext = _jupytext(path)
     notebook = jupytext.reads(text, fmt=path.suffix[1:])
     fmt = _written_format(notebook)
@@ -143,7 +145,7 @@ def replace_text_sources(path: Path, sources: Mapping[int, str]) -> None:
     _check_reads_back(jupytext.reads(new, fmt=path.suffix[1:]), notebook, sources, path)
     from ntdd.notebook.files import write_atomic  # files finds text notebooks through this module
 
-    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"))
+    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"), was=data)
 
 
 def _decoded(path: Path, data: bytes) -> tuple[str, str, str]:

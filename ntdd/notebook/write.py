@@ -30,15 +30,19 @@ class NotebookWriteError(NtddError):
     """A notebook that ntdd cannot update without changing bytes it should keep."""
 
 
-def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
+def replace_sources(path: Path, sources: Mapping[int, str], was: bytes | None = None) -> None:
     """Set the source of cells (by number: 1 is the first) of the notebook at *path*, atomically.
 
+    Cells are told by number in the notebook as it was read: *was*, those
+    bytes, when given, is what the edits go into, and the file must still
+    hold them when it is replaced (Jupyter may have saved it in between, a
+    cell inserted above); else `FileChangedError`, and nothing is written.
     A jupytext text notebook is written back by jupytext (`text_notebook`).
     """
     if path.suffix in TEXT_SUFFIXES:
-        replace_text_sources(path, sources)
+        replace_text_sources(path, sources, was)
         return
-    data = path.read_bytes()
+    data = path.read_bytes() if was is None else was
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -60,7 +64,7 @@ def replace_sources(path: Path, sources: Mapping[int, str]) -> None:
         cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
     new = dump(notebook)
     _validate(raw, new, path)
-    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"))
+    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"), was=data)
 
 
 def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,8 +51,9 @@ def render_module(
     except jinja2.TemplateError as e:
         raise TemplateError(f"template {name!r} failed to render: {e}") from e
     text = text.rstrip("\n") + "\n"
+    text = fmt.finish(text) if in_memory else fmt.stamp_hashes(text)
     _check(text, name, plan, compiled=in_memory)
-    return text if in_memory else fmt.stamp_hashes(text)
+    return text
 
 
 def pystr(value: str | None) -> str:
@@ -74,7 +76,12 @@ def _literal_candidates(value: str) -> list[str]:
     escaped = value.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
     if escaped.endswith('"'):
         escaped = escaped[:-1] + '\\"'
+    if _MARKER_LIKE.search(value):  # no line of a literal may read as a region marker
+        return ['"""\\\n' + _MARKER_LIKE.sub(r"\\x23", escaped) + '"""', repr(value)]
     return [f'"""\\\n{value}"""', f"'''\\\n{value}'''", f'"""\\\n{escaped}"""', repr(value)]
+
+
+_MARKER_LIKE = re.compile(rf"^(?={re.escape(fmt.MARKER_START)})#", re.M)
 
 
 @functools.cache
