@@ -3,7 +3,10 @@
 Each takes the namespace and what it changed already, changes the tensors
 that are new, and returns what it did, one string per tensor
 (`X (32, 2) → (2, 32)`). A tensor is replaced, not changed in place: the name
-the notebook bound now holds the faulty tensor, as if the notebook had made it.
+the notebook bound (or the dict, list, tuple or dataset that holds it) now
+holds the faulty tensor, as if the notebook had made it. The runtime applies
+a data fault once, after the first setup cell that made data it can change
+(`ntdd.faults.catalogue.DATA`): where the notebook's data is made.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any
 from ntdd.faults.finding import (
     Namespace,
     NotApplicable,
+    Place,
     Seen,
     model_device,
     replace_each,
@@ -22,9 +26,7 @@ from ntdd.faults.finding import (
 )
 
 
-def _apply(
-    ns: Namespace, seen: Seen, found: list[tuple[str, Any]], change: Any, missing: str
-) -> list[str]:
+def _apply(ns: Namespace, seen: Seen, found: list[Place], change: Any, missing: str) -> list[str]:
     """Replace each found tensor by `change(tensor)`, which returns (new tensor, what changed)."""
     if not found:
         raise NotApplicable(missing)
@@ -35,15 +37,15 @@ def _apply(
         names.setdefault(what, []).append(name)
         return new
 
-    replace_each(ns, seen, found, one)
+    replace_each(seen, found, one)
     return [_joined(group, what) for what, group in names.items()]
 
 
 def _joined(names: list[str], what: str) -> str:
     """`x, target float32 → float64`; an index goes with each name: `x[0, 0] → nan`."""
     if what.startswith("["):
-        index, _, rest = what.partition(" ")
-        return ", ".join(name + index for name in names) + " " + rest
+        index, _, rest = what.partition("] ")
+        return ", ".join(f"{name}{index}]" for name in names) + " " + rest
     return f"{', '.join(names)} {what}"
 
 
