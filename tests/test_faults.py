@@ -113,14 +113,14 @@ def test_the_json_report_has_every_fault_of_every_notebook(
     report = json.loads(capsys.readouterr().out)
     (notebook,) = report["notebooks"]
     statuses = {f["name"]: f["status"] for f in notebook["faults"]}
-    assert statuses == {
-        **dict.fromkeys(["shape", "dtype", "device"], "caught"),
-        **dict.fromkeys(["detached", "unregistered", "nan", "scale", "labels"], "survived"),
+    assert statuses == {  # a model made frozen: setup's backward() raises, as the bug would
+        **dict.fromkeys(["shape", "dtype", "device", "detached"], "caught"),
+        **dict.fromkeys(["unregistered", "nan", "scale", "labels"], "survived"),
         **dict.fromkeys(["lr0", "stale_grad", "broadcast"], "survived"),
         "mode": "not applicable",
     }
     assert notebook["baseline"] == {"test_shape": "passed"}
-    assert (report["caught"], report["applicable"], report["exit_code"]) == (3, 11, 1)
+    assert (report["caught"], report["applicable"], report["exit_code"]) == (4, 11, 1)
     assert notebook["mode"] == "fork"
 
 

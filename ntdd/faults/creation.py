@@ -45,14 +45,17 @@ class Made:
     def __init__(self, seen: Seen, param_text: str = "") -> None:
         self.seen = seen  # shared with the namespace faults: each object changed once
         self.param_text = param_text
-        self._objects: list[tuple[weakref.ref[Any], str, str]] = []  # (ref, kind, what)
+        self._objects: dict[int, tuple[weakref.ref[Any], str]] = {}  # id -> (ref, what)
+        self._unnamed: dict[int, tuple[str, str]] = {}  # id -> (kind, what), until named
         self._named = Seen()
         self._params = 0  # parameters changed
         self._params_named = 0  # of those, counted under a model's name
 
     def note(self, obj: Any, what: str) -> None:
         self.seen.add(obj)
-        self._objects.append((weakref.ref(obj), type(obj).__name__, what))
+        key = id(obj)
+        self._objects[key] = (weakref.ref(obj, lambda _ref: self._objects.pop(key, None)), what)
+        self._unnamed[key] = (type(obj).__name__, what)
 
     def note_param(self, param: Any) -> None:
         self.seen.add(param)
@@ -61,13 +64,14 @@ class Made:
     def named(self, ns: Namespace, module_type: Any) -> list[str]:
         """What changed in the objects *ns* names, not named before."""
         found = []
-        texts = {id(ref()): what for ref, _, what in self._objects if ref() is not None}
         for name, value in list(ns.items()):
             if name.startswith("_") or value in self._named:
                 continue
-            if id(value) in texts:
+            entry = self._objects.get(id(value))
+            if entry is not None and entry[0]() is value:
                 self._named.add(value)
-                found.append(f"{name}{texts[id(value)]}")
+                self._unnamed.pop(id(value), None)
+                found.append(f"{name}{entry[1]}")
             elif self._params and isinstance(value, module_type):
                 mine = [p for p in value.parameters() if p in self.seen and p not in self._named]
                 if mine:
@@ -79,12 +83,8 @@ class Made:
         return found
 
     def unnamed(self) -> list[str]:
-        """What changed in objects no top-level name held."""
-        found = [
-            f"{kind}{what} (not bound to a name)"
-            for ref, kind, what in self._objects
-            if ref() is None or ref() not in self._named
-        ]
+        """What changed in objects no top-level name held (those gone by now too)."""
+        found = [f"{kind}{what} (not bound to a name)" for kind, what in self._unnamed.values()]
         rest = self._params - self._params_named
         if rest:
             found.append(f"{counted(rest, 'parameter')} of other models{self.param_text}")

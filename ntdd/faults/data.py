@@ -19,7 +19,6 @@ from ntdd.faults.finding import (
     Place,
     Seen,
     model_device,
-    replace_each,
     shape_text,
     tensors,
     torch_of,
@@ -30,14 +29,15 @@ def _apply(ns: Namespace, seen: Seen, found: list[Place], change: Any, missing: 
     """Replace each found tensor by `change(tensor)`, which returns (new tensor, what changed)."""
     if not found:
         raise NotApplicable(missing)
-    names: dict[str, list[str]] = {}  # what changed -> the tensors it happened to
-
-    def one(name: str, value: Any) -> Any:
-        new, what = change(value)
-        names.setdefault(what, []).append(name)
-        return new
-
-    replace_each(seen, found, one)
+    names: dict[str, list[str]] = {}  # what changed -> the places it happened at
+    done: dict[int, tuple[Any, str]] = {}  # one tensor in two places: changed once
+    for place in found:
+        if id(place.value) not in done:
+            done[id(place.value)] = change(place.value)
+            seen.add(done[id(place.value)][0])
+        new, what = done[id(place.value)]
+        place.put(new)
+        names.setdefault(what, []).append(place.label)
     return [_joined(group, what) for what, group in names.items()]
 
 

@@ -170,18 +170,6 @@ def _attribute_tuple_setter(holder: Any, name: str, index: int) -> Callable[[Any
     return put
 
 
-def replace_each(seen: Seen, found: list[Place], change: Callable[[str, Any], Any]) -> None:
-    """Bind each place to its changed tensor (one tensor in two places: changed once, the
-    same new tensor in both), and remember the new ones as changed."""
-    done: dict[int, Any] = {}
-    for place in found:
-        new = done.get(id(place.value))
-        if new is None:
-            new = done[id(place.value)] = change(place.label, place.value)
-            seen.add(new)
-        place.put(new)
-
-
 def models(ns: Namespace, seen: Seen) -> list[tuple[str, Any]]:
     """The models not handed to this fault before; handing one out marks it seen."""
     torch = torch_of(ns)

@@ -29,7 +29,7 @@ import pytest
 from ntdd.defaults import LoadsPlugin
 from ntdd.faults import creation
 from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
-from ntdd.faults.finding import Namespace, NotApplicable, Seen
+from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
 from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
 from ntdd.runtime.notebook_runtime import SetupError
 from ntdd.runtime.settings import INJECTION, Injection
@@ -143,6 +143,7 @@ class FaultInjection:
         self._made = creation.Made(self._seen)
         self._hooked = False
         self._data_done = False
+        self._uses_torch = False  # some namespace it saw uses torch
 
     @contextlib.contextmanager
     def hooked(self) -> Iterator[None]:
@@ -207,13 +208,16 @@ class FaultInjection:
     def _name(self, namespace: Namespace) -> None:
         """What the creation hooks changed, under the names the notebook gave it."""
         torch = sys.modules.get("torch")
+        if not self._uses_torch:
+            with contextlib.suppress(NotApplicable):
+                self._uses_torch = torch_of(namespace) is not None
         if self._hooked and torch is not None:
             named = self._made.named(namespace, torch.nn.Module)
             if named:
                 self._injected.note(named)
 
     def _nothing_made(self) -> str:
-        if not self._hooked:
+        if not self._hooked or not self._uses_torch:
             return "the notebook does not use torch"
         wanted = self.fault.applies_to.removeprefix("an ").removeprefix("a ")
         return f"no {wanted} was made"

@@ -242,8 +242,10 @@ class NotebookRuntime:
                 continue
             run.cells_run += 1
             if isinstance(step, SetupStep):
-                self._run_setup(run, step)
-                self._injected_after_cell(run, item.config)
+                try:
+                    self._run_setup(run, step)
+                finally:  # a cell that raised made objects too: the report names them
+                    self._injected_after_cell(run, item.config)
             else:
                 self._run_test_cell(run, step, quietly=step.position < position)
         run.ran.add(item.name)
