@@ -267,3 +267,8 @@ def test_the_catalogue_and_the_reports_import_neither_pytest_nor_torch() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_what_changed_reads_right_for_several_2d_tensors() -> None:
+    ns = {"torch": torch, "X": torch.ones(4, 2), "X_train": torch.ones(3, 2), "y": torch.ones(4)}
+    assert inject("nan", ns) == ["X[0, 0], X_train[0, 0] → nan", "y[0] → nan"]

@@ -172,6 +172,10 @@ def test_a_notebook_without_torch_has_no_applicable_faults(
     reasons = [f["reason"] for f in report["notebooks"][0]["faults"]]
     assert reasons == ["the notebook does not use torch"] * 2
     assert report["kill_rate"] is None and report["passed"] is True
+    assert main(["faults", str(path)]) == 0  # one line, not a row per fault and 0/0
+    assert capsys.readouterr().out == (
+        f"{path}: no torch: no faults apply\n\nexit policy (every applicable fault caught): met\n"
+    )
 
 
 # The plugin setups a run may find: this suite's (PYTEST_PLUGINS names ntdd's plugin),

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from ntdd.faults.results import NO_TORCH
+
 Namespace = dict[str, Any]
 
 
@@ -57,7 +59,7 @@ def torch_of(ns: Namespace) -> Any:
         or not hasattr(torch, "nn")
         or not any(_of_torch(torch, v) for v in ns.values())
     ):
-        raise NotApplicable("the notebook does not use torch")
+        raise NotApplicable(NO_TORCH)
     return torch
 
 

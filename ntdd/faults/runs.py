@@ -30,7 +30,7 @@ from ntdd.defaults import LoadsPlugin
 from ntdd.faults import creation
 from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
-from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
+from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
 from ntdd.runtime.notebook_runtime import SetupError
 from ntdd.runtime.settings import INJECTION, Injection
 
@@ -218,7 +218,7 @@ class FaultInjection:
 
     def _nothing_made(self) -> str:
         if not self._hooked or not self._uses_torch:
-            return "the notebook does not use torch"
+            return NO_TORCH
         wanted = self.fault.applies_to.removeprefix("an ").removeprefix("a ")
         return f"no {wanted} was made"
 
