@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import SAMPLES
+from conftest import CORPUS, SAMPLES
 
 from ntdd.faults import FAULTS
 from ntdd.faults.command import Request, run_notebook
@@ -25,6 +25,7 @@ from ntdd.faults.runs import run_session
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
+GOOD = CORPUS / "good"
 Edit = tuple[str, str]  # (old, new) in the one cell that holds *old*
 
 
@@ -45,15 +46,20 @@ class Case:
 
     name: str
     cells: tuple[str, ...] = ()  # code cells, or
-    sample: str = ""  # a notebook of sample_notebooks/
+    sample: str = ""  # a notebook of sample_notebooks/, or
+    real: str = ""  # one of tests/corpus/good/, with
+    tests: tuple[tuple[str, str], ...] = ()  # test cells, each after the cell that holds a text
     mutants: dict[str, list[Edit]] = field(default_factory=dict)
 
     def notebook(self, folder: Path, edits: list[Edit] = ()) -> Path:  # type: ignore[assignment]
         path = folder / f"{self.name}.ipynb"
-        if self.sample:
-            nb = nbformat.read(str(SAMPLES / self.sample), 4)
+        if self.sample or self.real:
+            nb = nbformat.read(str(SAMPLES / self.sample if self.sample else GOOD / self.real), 4)
         else:
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in self.cells])
+        for text, test in self.tests:
+            (where,) = [i for i, c in enumerate(nb.cells) if text in c.source]
+            nb.cells.insert(where + 1, nbformat.v4.new_code_cell(test))
         for old, new in edits:
             holders = [c for c in nb.cells if c.cell_type == "code" and old in c.source]
             assert len(holders) == 1, f"{self.name}: {old!r} is in {len(holders)} cells"
@@ -196,7 +202,47 @@ HAND_WRITTEN = Case(  # a lecture's MLP: tensors that require grad, a list of th
     },
 )
 
-CASES = {case.name: case for case in (FOUR_CELLS, TINY_CLASSIFIER, FAILURE_MODES, HAND_WRITTEN)}
+FIRST_FORWARD = "X = torch.rand(size=(2, 4))\nnet(X).shape"
+D2L_PARAMETERS = Case(  # d2l's "Parameter Management", as published; the tests check its outputs
+    "d2l_parameters",
+    real="d2l-pytorch-colab__parameters.ipynb",
+    tests=(
+        ("net(X).shape", "# TEST: one output per example\nassert net(X).shape == (2, 1)"),
+        (
+            "net[2].weight.grad == None",
+            "# TEST: no gradient before a backward pass\nassert net[2].weight.grad is None",
+        ),
+        (
+            "[(name, param.shape) for name, param in net.named_parameters()]",
+            "# TEST: every parameter, by name and shape\n"
+            "assert [(n, tuple(p.shape)) for n, p in net.named_parameters()] == [\n"
+            "    ('0.weight', (8, 4)), ('0.bias', (8,)), ('2.weight', (1, 8)), ('2.bias', (1,))\n]",
+        ),
+        (
+            "shared = nn.LazyLinear(8)",
+            "# TEST: a shared layer's parameters are one object\n"
+            "assert net[2].weight is net[4].weight and net[2].weight[0, 0] == 100",
+        ),
+    ),
+    mutants={
+        **data_mutants(
+            "X = torch.rand(size=(2, 4))",
+            shape="X = X.transpose(0, -1)",
+            dtype="X = X.double()",
+            device="X = X.to('meta')",
+            nan="X = X.clone()\nX[0, 0] = float('nan')",
+        ),
+        # a lazy net's parameters are made by its first forward, `net(X).shape`: the bugs go there
+        "detached": [after(FIRST_FORWARD, "net.requires_grad_(False)")],
+        "scale": [after(FIRST_FORWARD, SCALED.format("net"))],
+        "unregistered": [after(FIRST_FORWARD, UNPLUGGED.format("net[0]"))],
+    },
+)
+
+CASES = {
+    case.name: case
+    for case in (FOUR_CELLS, TINY_CLASSIFIER, FAILURE_MODES, HAND_WRITTEN, D2L_PARAMETERS)
+}
 ARGS = Request(()).pytest_args()
 
 

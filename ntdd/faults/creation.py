@@ -181,18 +181,23 @@ def scale(torch: Any, made: Made) -> list[Undo]:
     """A model's parameters ×1e4 when first used: its first forward, or an optimizer on them."""
     made.param_text = f" ×{SCALE_TEXT}"
     modules = Seen()
+    is_lazy = torch.nn.parameter.is_lazy
 
-    def scaled(params: Iterable[Any]) -> None:
+    def scaled(params: Iterable[Any]) -> bool:
+        """Scale the new ones; whether all were there (a lazy one is made at its forward)."""
+        ready = True
         with torch.no_grad():
             for p in params:
-                if p.requires_grad and p.is_leaf and p not in made.seen:
+                if is_lazy(p):
+                    ready = False
+                elif p.requires_grad and p.is_leaf and p not in made.seen:
                     p.mul_(SCALE)
                     made.note_param(p)
+        return ready
 
     def before_forward(module: Any, args: Any) -> None:
-        if module not in modules:
+        if module not in modules and scaled(module.parameters()):
             modules.add(module)
-            scaled(module.parameters())
 
     def on_optimizer(optimizer: Any) -> None:
         scaled(p for group in optimizer.param_groups for p in group["params"])
@@ -204,7 +209,7 @@ def scale(torch: Any, made: Made) -> list[Undo]:
 def unregistered(torch: Any, made: Made) -> list[Undo]:
     """A model's first parameter made a plain attribute before anything uses the model:
     before an optimizer gets its parameters, or its first forward."""
-    from ntdd.faults.training import unplug
+    from ntdd.faults.training import first_parameter_is_lazy, unplug
 
     module_type = torch.nn.Module
     original = module_type.named_parameters
@@ -212,6 +217,8 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
     def unplugged(module: Any) -> None:
         if module in made.seen or any(m in made.seen for m in module.modules()):
             return
+        if first_parameter_is_lazy(module):
+            return  # made at its first forward: unplugged at its next use
         for m in module.modules():
             made.seen.add(m)
         where = unplug(module)

@@ -70,6 +70,8 @@ def unregistered(ns: Namespace, seen: Seen) -> list[str]:
     for name, model in models(ns, seen):
         if any(m in seen for m in model.modules() if m is not model):
             continue  # a part of it was changed already
+        if first_parameter_is_lazy(model):
+            continue
         for m in model.modules():
             seen.add(m)
         where = unplug(model)
@@ -80,6 +82,18 @@ def unregistered(ns: Namespace, seen: Seen) -> list[str]:
     return changed
 
 
+def first_parameter_is_lazy(model: Any) -> bool:
+    """A lazy module's parameter is made at its first forward: unplug it after that."""
+    owners = (m for m in model.modules() if m._parameters)
+    owner = next(owners, None)
+    param = next(iter(owner._parameters.values()), None) if owner is not None else None
+    return param is not None and lazy(param)
+
+
+def lazy(param: Any) -> bool:
+    return type(param).__name__.startswith("Uninitialized")
+
+
 def unplug(model: Any) -> str:
     """Make *model*'s first parameter a plain attribute; where it was (`.net.0.weight`), or ""."""
     owner_name, owner = next(
@@ -88,6 +102,8 @@ def unplug(model: Any) -> str:
     if owner is None:
         return ""
     param_name, param = next(iter(owner._parameters.items()))
+    if param is None or lazy(param):
+        return ""
     del owner._parameters[param_name]
     plain = param.detach().clone().requires_grad_(param.requires_grad)
     object.__setattr__(owner, param_name, plain)  # in __dict__, where state_dict() is blind
@@ -102,8 +118,11 @@ def scale(ns: Namespace, seen: Seen) -> list[str]:
     """
     torch = torch_of(ns)
     changed = []
+    lazy = torch.nn.parameter.is_lazy
     for name, model in models(ns, seen):
-        params = [p for p in model.parameters() if p.requires_grad and p not in seen]
+        params = [
+            p for p in model.parameters() if p.requires_grad and p not in seen and not lazy(p)
+        ]
         with torch.no_grad():
             for p in params:
                 p.mul_(SCALE)
