@@ -156,16 +156,26 @@ HELPER_CATCHES = {
 
 
 @pytest.mark.slow
-def test_setup_runs_once_when_the_faults_are_forked(tmp_path: Path) -> None:
+def test_forked_faults_run_the_cells_again_in_children_forked_after_start_up(
+    tmp_path: Path,
+) -> None:
+    """A fault acts where the notebook makes its objects, so each child runs the cells; the
+    children are forked from this process, after pytest started, collected and imported."""
     count = tmp_path / "setups.txt"
-    setup = f"{SETUP}\nopen({str(count)!r}, 'a').write('setup\\n')"
+    note = f"open({str(count)!r}, 'a').write(f'{{os.getpid()}} {{os.getppid()}}\\n')"
+    setup = f"{SETUP}\nimport os\n{note}"
     notebook = write_notebook(tmp_path / "nb.ipynb", [setup, TESTS[0], TESTS[1]])
     faults = ("nan", "shape", "lr0")
     run_notebook(notebook, Request((str(notebook),), faults))
-    assert count.read_text() == "setup\n"
+    runs = [line.split() for line in count.read_text().splitlines()]
+    here = str(os.getpid())
+    assert len(runs) == 1 + len(faults)
+    assert [parent for pid, parent in runs if pid != here] == [here] * len(faults)
     count.unlink()
     run_notebook(notebook, Request((str(notebook),), faults, fork=False))
-    assert count.read_text() == "setup\n" * (1 + len(faults))
+    assert [pid for pid, _ in (line.split() for line in count.read_text().splitlines())] == [
+        here
+    ] * (1 + len(faults))
 
 
 @pytest.mark.slow
