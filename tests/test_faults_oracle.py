@@ -202,6 +202,40 @@ HAND_WRITTEN = Case(  # a lecture's MLP: tensors that require grad, a list of th
     },
 )
 
+MADE = "model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))"
+OPTIMIZER = "opt = torch.optim.Adam(model.parameters(), lr=0.05)"
+THROUGH_A_LOADER = Case(  # the data travels in a DataLoader's TensorDataset, made with it
+    "through_a_loader",
+    cells=(
+        "import torch\nfrom torch import nn\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n\n"
+        "torch.manual_seed(0)\nX = torch.randn(256, 2)\ny = (X[:, 0] + X[:, 1] > 0).long()\n"
+        "loader = DataLoader(TensorDataset(X, y), batch_size=32, shuffle=True)",
+        "# TEST: a batch\nxb, yb = next(iter(loader))\n"
+        "assert xb.shape == (32, 2) and yb.shape == (32,)",
+        f"{MADE}\n{OPTIMIZER}\nfor epoch in range(5):\n    for xb, yb in loader:\n"
+        "        opt.zero_grad()\n        nn.functional.cross_entropy(model(xb), yb).backward()\n"
+        "        opt.step()",
+        "# TEST: it learned the rule\nassert (model(X).argmax(1) == y).float().mean() > 0.9",
+    ),
+    mutants={
+        **data_mutants(
+            "y = (X[:, 0] + X[:, 1] > 0).long()",
+            shape="X = X.transpose(0, -1)",
+            dtype="X = X.double()",
+            device="X, y = X.to('meta'), y.to('meta')",
+            nan="X = X.clone()\nX[0, 0] = float('nan')",
+            labels="y = torch.roll(y, 1)",
+            broadcast="y = y.unsqueeze(-1)",
+        ),
+        "detached": [after(MADE, "model.requires_grad_(False)")],
+        "scale": [after(MADE, SCALED.format("model"))],
+        "unregistered": [after(MADE, UNPLUGGED.format("model[0]"))],
+        "lr0": [("lr=0.05", "lr=0.0")],
+        "stale_grad": [after(OPTIMIZER, NO_ZERO_GRAD)],
+    },
+)
+
 FIRST_FORWARD = "X = torch.rand(size=(2, 4))\nnet(X).shape"
 D2L_PARAMETERS = Case(  # d2l's "Parameter Management", as published; the tests check its outputs
     "d2l_parameters",
@@ -241,7 +275,14 @@ D2L_PARAMETERS = Case(  # d2l's "Parameter Management", as published; the tests 
 
 CASES = {
     case.name: case
-    for case in (FOUR_CELLS, TINY_CLASSIFIER, FAILURE_MODES, HAND_WRITTEN, D2L_PARAMETERS)
+    for case in (
+        FOUR_CELLS,
+        TINY_CLASSIFIER,
+        FAILURE_MODES,
+        HAND_WRITTEN,
+        THROUGH_A_LOADER,
+        D2L_PARAMETERS,
+    )
 }
 ARGS = Request(()).pytest_args()
 
