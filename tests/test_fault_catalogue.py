@@ -272,3 +272,19 @@ def test_the_catalogue_and_the_reports_import_neither_pytest_nor_torch() -> None
 def test_what_changed_reads_right_for_several_2d_tensors() -> None:
     ns = {"torch": torch, "X": torch.ones(4, 2), "X_train": torch.ones(3, 2), "y": torch.ones(4)}
     assert inject("nan", ns) == ["X[0, 0], X_train[0, 0] → nan", "y[0] → nan"]
+
+
+def test_lr0_and_stale_grad_reach_a_hand_written_update_step() -> None:
+    w, x = torch.ones(2, requires_grad=True), torch.ones(2)
+    with made_with("lr0") as made:
+        (w * 3).sum().backward()
+        with torch.no_grad():
+            w -= 0.5 * w.grad
+        x -= 1  # data: changed as written
+    assert w.tolist() == [1.0, 1.0] and x.tolist() == [0.0, 0.0]
+    assert made.unnamed() == ["hand-written updates (W -= lr * W.grad) → no-ops, as with lr 0"]
+    with made_with("stale_grad") as made, torch.no_grad():
+        w -= 0.5 * w.grad
+        w.grad.zero_()
+    assert w.tolist() == [-0.5, -0.5] and w.grad.tolist() == [3.0, 3.0]
+    assert made.unnamed() == ["hand-written W.grad.zero_() → a no-op"]

@@ -202,6 +202,29 @@ HAND_WRITTEN = Case(  # a lecture's MLP: tensors that require grad, a list of th
     },
 )
 
+STEP = (
+    "def step(lr):\n    with torch.no_grad():\n        for p in parameters:\n"
+    "            p -= lr * p.grad\n            p.grad.zero_()"
+)
+HAND_WRITTEN_STEP = Case(  # the same MLP, trained by a hand-written update step, as lectures do
+    "hand_written_step",
+    cells=(
+        *HAND_WRITTEN.cells[:3],
+        f"{STEP}\n\n\nlr = 0.5\nfor epoch in range(300):\n"
+        "    torch.nn.functional.cross_entropy(forward(X), y).backward()\n    step(lr)",
+        HAND_WRITTEN.cells[4],
+        "# TEST: a fresh step lowers the loss\n"
+        "before = torch.nn.functional.cross_entropy(forward(X), y)\n"
+        "before.backward()\nstep(lr)\n"
+        "assert torch.nn.functional.cross_entropy(forward(X), y) <= before",
+    ),
+    mutants={
+        **{k: v for k, v in HAND_WRITTEN.mutants.items() if k not in ("lr0", "stale_grad")},
+        "lr0": [("lr = 0.5", "lr = 0.0")],
+        "stale_grad": [("            p.grad.zero_()", "            pass  # p.grad.zero_()")],
+    },
+)
+
 MADE = "model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))"
 OPTIMIZER = "opt = torch.optim.Adam(model.parameters(), lr=0.05)"
 THROUGH_A_LOADER = Case(  # the data travels in a DataLoader's TensorDataset, made with it
@@ -280,6 +303,7 @@ CASES = {
         TINY_CLASSIFIER,
         FAILURE_MODES,
         HAND_WRITTEN,
+        HAND_WRITTEN_STEP,
         THROUGH_A_LOADER,
         D2L_PARAMETERS,
     )

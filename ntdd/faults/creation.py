@@ -49,6 +49,7 @@ class Made:
         self._unnamed: dict[int, tuple[str, str]] = {}  # id -> (kind, what), until named
         self._named = Seen()
         self._params = 0  # parameters changed
+        self._texts: list[str] = []  # what changed in no one object (a hand-written update)
         self._params_named = 0  # of those, counted under a model's name
 
     def note(self, obj: Any, what: str) -> None:
@@ -56,6 +57,10 @@ class Made:
         key = id(obj)
         self._objects[key] = (weakref.ref(obj, lambda _ref: self._objects.pop(key, None)), what)
         self._unnamed[key] = (type(obj).__name__, what)
+
+    def note_text(self, text: str) -> None:
+        if text not in self._texts:
+            self._texts.append(text)
 
     def note_param(self, param: Any) -> None:
         self.seen.add(param)
@@ -85,6 +90,7 @@ class Made:
     def unnamed(self) -> list[str]:
         """What changed in objects no top-level name held (those gone by now too)."""
         found = [f"{kind}{what} (not bound to a name)" for kind, what in self._unnamed.values()]
+        found += self._texts
         rest = self._params - self._params_named
         if rest:
             found.append(f"{counted(rest, 'parameter')} of other models{self.param_text}")
@@ -142,7 +148,36 @@ def lr0(torch: Any, made: Made) -> list[Undo]:
         lrs = ", ".join(f"{lr:g}" for lr in dict.fromkeys(before))
         made.note(optimizer, f" lr {lrs} → 0")
 
-    return [_after_optimizer_init(torch, zero)]
+    def no_step(self: Any) -> bool:
+        if _manual_update(torch, self):
+            made.note_text("hand-written updates (W -= lr * W.grad) → no-ops, as with lr 0")
+            return True
+        return False
+
+    return [_after_optimizer_init(torch, zero), *_updates(torch, no_step)]
+
+
+def _manual_update(torch: Any, tensor: Any) -> bool:
+    """An in-place change of a trainable leaf under `no_grad`: a hand-written update step."""
+    return bool(tensor.is_leaf and tensor.requires_grad and not torch.is_grad_enabled())
+
+
+def _updates(torch: Any, skip: Callable[[Any], bool]) -> list[Undo]:
+    """Patch `W -= ...`, `W += ...` and `W.sub_(...)`: skipped where *skip(W)* says so.
+
+    Optimizers update with `add_`, `addcdiv_` and friends, never these: only a
+    hand-written update step goes through them.
+    """
+    tensor = torch.Tensor
+    undo = []
+    for name in ("__isub__", "__iadd__", "sub_"):
+        original = getattr(tensor, name)
+
+        def update(self: Any, *args: Any, _original: Any = original, **kwargs: Any) -> Any:
+            return self if skip(self) else _original(self, *args, **kwargs)
+
+        undo.append(_patch(tensor, name, update))
+    return undo
 
 
 def stale_grad(torch: Any, made: Made) -> list[Undo]:
@@ -155,9 +190,26 @@ def stale_grad(torch: Any, made: Made) -> list[Undo]:
         if optimizer not in made.seen:
             made.note(optimizer, ".zero_grad() → a no-op")
 
+    updated = Seen()  # the trainable tensors a hand-written step updated
+
+    def remember(self: Any) -> bool:
+        if _manual_update(torch, self):
+            updated.add(self)
+        return False
+
+    original_zero = torch.Tensor.zero_
+
+    def zero_(self: Any) -> Any:
+        if any(self is p.grad for p in updated.members()):
+            made.note_text("hand-written W.grad.zero_() → a no-op")
+            return self
+        return original_zero(self)
+
     return [
         _patch(torch.optim.Optimizer, "zero_grad", keep_grads),
         _after_optimizer_init(torch, note),
+        *_updates(torch, remember),
+        _patch(torch.Tensor, "zero_", zero_),
     ]
 
 

@@ -46,6 +46,9 @@ class Seen:
     def __len__(self) -> int:
         return sum(1 for ref in self._refs.values() if ref() is not None)
 
+    def members(self) -> list[Any]:
+        return [obj for ref in list(self._refs.values()) if (obj := ref()) is not None]
+
 
 def torch_of(ns: Namespace) -> Any:
     """The torch the notebook uses, or NotApplicable.
