@@ -9,8 +9,10 @@ reference way), before the notebook's first cell, and note what they made;
 the patches are undone when the run ends.
 
 - `lr0`: each optimizer is made with learning rate 0 (its defaults and every
-  group), so a scheduler made on it starts from 0 too.
-- `stale_grad`: `Optimizer.zero_grad` does nothing.
+  group), so a scheduler made on it starts from 0 too; a hand-written step
+  (`W -= lr * W.grad` under `no_grad`) changes nothing.
+- `stale_grad`: `Optimizer.zero_grad` does nothing, nor a hand-written
+  step's `W.grad.zero_()`.
 - `detached`: `nn.Parameter` makes its parameters without `requires_grad`.
 - `scale`: a model's parameters are multiplied by 1e4 when it is first used
   (its first forward, or an optimizer made on them), after it initialised them.
@@ -49,8 +51,8 @@ class Made:
         self._unnamed: dict[int, tuple[str, str]] = {}  # id -> (kind, what), until named
         self._named = Seen()
         self._params = 0  # parameters changed
-        self._texts: list[str] = []  # what changed in no one object (a hand-written update)
         self._params_named = 0  # of those, counted under a model's name
+        self._texts: list[str] = []  # what changed in no one object (a hand-written update)
 
     def note(self, obj: Any, what: str) -> None:
         self.seen.add(obj)
