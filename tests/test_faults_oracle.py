@@ -35,6 +35,13 @@ def after(line: str, code: str) -> Edit:
     return line, line + "".join(f"\n{indent}{part}" for part in code.splitlines())
 
 
+def moved(*names: str) -> str:
+    """Inputs moved off the model's device, as the `device` fault moves them: to `meta`
+    without CUDA, between `cuda` and `cpu` with it."""
+    where = "'cpu' if {0}.is_cuda else 'cuda'" if torch.cuda.is_available() else "'meta'"
+    return f"{', '.join(names)} = " + ", ".join(f"{n}.to({where.format(n)})" for n in names)
+
+
 NO_ZERO_GRAD = "opt.zero_grad = lambda set_to_none=True: None"
 SCALED = "with torch.no_grad():\n    for p in {0}.parameters():\n        p.mul_(1e4)"
 UNPLUGGED = "_w = {0}._parameters.pop('weight')\n{0}.weight = _w.detach().clone().requires_grad_()"
@@ -90,7 +97,7 @@ FOUR_CELLS = Case(
             "y = (X[:, 0] > 0).long()",
             shape="X = X.transpose(0, -1)",
             dtype="X = X.double()",
-            device="X, y = X.to('meta'), y.to('meta')",
+            device=moved("X", "y"),
             nan="X = X.clone()\nX[0, 0] = float('nan')",
             labels="y = torch.roll(y, 1)",
             broadcast="y = y.unsqueeze(-1)",
@@ -112,7 +119,7 @@ TINY_CLASSIFIER = Case(
             "X, y = X.to(device), y.to(device)",
             shape="X = X.transpose(0, -1)",
             dtype="X = X.double()",
-            device="X, y = X.to('meta'), y.to('meta')",
+            device=moved("X", "y"),
             nan="X = X.clone()\nX[0, 0] = float('nan')",
             labels="y = torch.roll(y, 1)",
             broadcast="y = y.unsqueeze(-1)",
@@ -139,7 +146,7 @@ FAILURE_MODES = Case(
             "target = torch.randn(32, device=device)",
             shape="x = x.transpose(0, -1)",
             dtype="x, target = x.double(), target.double()",
-            device="x, target = x.to('meta'), target.to('meta')",
+            device=moved("x", "target"),
             nan="x, target = x.clone(), target.clone()\nx[0, 0] = target[0] = float('nan')",
             broadcast="target = target.unsqueeze(-1)",
         ),
@@ -180,7 +187,7 @@ HAND_WRITTEN = Case(  # a lecture's MLP: tensors that require grad, a list of th
             "y = (X[:, 0] * X[:, 1] > 0).long()",
             shape="X = X.transpose(0, -1)",
             dtype="X = X.double()",
-            device="X, y = X.to('meta'), y.to('meta')",
+            device=moved("X", "y"),
             nan="X = X.clone()\nX[0, 0] = float('nan')",
             labels="y = torch.roll(y, 1)",
             broadcast="y = y.unsqueeze(-1)",
@@ -246,7 +253,7 @@ THROUGH_A_LOADER = Case(  # the data travels in a DataLoader's TensorDataset, ma
             "y = (X[:, 0] + X[:, 1] > 0).long()",
             shape="X = X.transpose(0, -1)",
             dtype="X = X.double()",
-            device="X, y = X.to('meta'), y.to('meta')",
+            device=moved("X", "y"),
             nan="X = X.clone()\nX[0, 0] = float('nan')",
             labels="y = torch.roll(y, 1)",
             broadcast="y = y.unsqueeze(-1)",
@@ -286,7 +293,7 @@ D2L_PARAMETERS = Case(  # d2l's "Parameter Management", as published; the tests 
             "X = torch.rand(size=(2, 4))",
             shape="X = X.transpose(0, -1)",
             dtype="X = X.double()",
-            device="X = X.to('meta')",
+            device=moved("X"),
             nan="X = X.clone()\nX[0, 0] = float('nan')",
         ),
         # a lazy net's parameters are made by its first forward, `net(X).shape`: the bugs go there
