@@ -142,30 +142,33 @@ class FaultInjection:
         self._seen = Seen()  # what the fault changed already, on every device
         self._made = creation.Made(self._seen)
         self._hooked = False
+        self._undo: list[creation.Undo] = []  # the patches' undoing
         self._data_done = False
         self._uses_torch = False  # some namespace it saw uses torch
 
     @contextlib.contextmanager
     def hooked(self) -> Iterator[None]:
-        """The run with the fault: torch patched where the fault acts at creation."""
-        undo = self.hook()
+        """The run with the fault: torch patched where the fault acts at creation, and put
+        back after the run."""
+        self.hook()
         try:
             yield
         finally:
-            for step in reversed(undo):
+            for step in reversed(self._undo):
                 step()
+            self._undo.clear()
 
-    def hook(self) -> list[creation.Undo]:
-        """Patch torch (the one imported already) for this fault; the patches' undoing."""
+    def hook(self) -> None:
+        """Patch torch for this fault, once torch is imported (before the first cell, or
+        after the cell that imported it where nothing imported it before)."""
         torch = sys.modules.get("torch")
-        if self.fault.creation is None or torch is None or not hasattr(torch, "optim"):
-            return []
+        if self._hooked or self.fault.creation is None or not hasattr(torch, "optim"):
+            return
         self._hooked = True
         try:
-            return self.fault.creation(torch, self._made)
+            self._undo += self.fault.creation(torch, self._made)
         except Exception as e:
             self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
-            return []
 
     @property
     def injected(self) -> Injected:
@@ -180,7 +183,10 @@ class FaultInjection:
         return done
 
     def cell_ran(self, namespace: Namespace, device: str) -> None:
-        if self.fault.at == CELL or (self.fault.at == DATA and not self._data_done):
+        self.hook()  # where a cell imported torch only now (through a module of its own)
+        if self.fault.at == CELL:
+            self._inject(namespace)
+        elif self.fault.at == DATA and not self._data_done:
             self._data_done = self._inject(namespace)
         self._name(namespace)
 
