@@ -156,16 +156,26 @@ HELPER_CATCHES = {
 
 
 @pytest.mark.slow
-def test_setup_runs_once_when_the_faults_are_forked(tmp_path: Path) -> None:
+def test_forked_faults_run_the_cells_again_in_children_forked_after_start_up(
+    tmp_path: Path,
+) -> None:
+    """A fault acts where the notebook makes its objects, so each child runs the cells; the
+    children are forked from this process, after pytest started, collected and imported."""
     count = tmp_path / "setups.txt"
-    setup = f"{SETUP}\nopen({str(count)!r}, 'a').write('setup\\n')"
+    note = f"open({str(count)!r}, 'a').write(f'{{os.getpid()}} {{os.getppid()}}\\n')"
+    setup = f"{SETUP}\nimport os\n{note}"
     notebook = write_notebook(tmp_path / "nb.ipynb", [setup, TESTS[0], TESTS[1]])
     faults = ("nan", "shape", "lr0")
     run_notebook(notebook, Request((str(notebook),), faults))
-    assert count.read_text() == "setup\n"
+    runs = [line.split() for line in count.read_text().splitlines()]
+    here = str(os.getpid())
+    assert len(runs) == 1 + len(faults)
+    assert [parent for pid, parent in runs if pid != here] == [here] * len(faults)
     count.unlink()
     run_notebook(notebook, Request((str(notebook),), faults, fork=False))
-    assert count.read_text() == "setup\n" * (1 + len(faults))
+    assert [pid for pid, _ in (line.split() for line in count.read_text().splitlines())] == [
+        here
+    ] * (1 + len(faults))
 
 
 @pytest.mark.slow
@@ -232,10 +242,12 @@ def test_a_child_that_hangs_past_the_timeout_is_killed_and_an_error(
 
 def test_children_run_torch_on_one_thread_after_the_parent_used_a_pool(tmp_path: Path) -> None:
     """OpenMP's pool does not survive a fork: a child using it would hang (see _one_thread)."""
-    threads = "torch.set_num_threads(2)\nbig = torch.randn(512, 512)\n(big @ big).sum()"
+    threads = (
+        "import torch\ntorch.set_num_threads(2)\nbig = torch.randn(512, 512)\n(big @ big).sum()"
+    )
     work = "# TEST: matmul\ntorch.set_num_threads(2)\nassert (big @ big).isfinite().all()"
-    notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, threads, work])
+    notebook = write_notebook(tmp_path / "nb.ipynb", [threads, SETUP, work])
     before = torch.get_num_threads()
     report = run_notebook(notebook, Request((str(notebook),), ("nan", "shape"), timeout="20"))
-    assert [r.status for r in report.results] == ["caught", "survived"]  # big is an input too
+    assert [r.status for r in report.results] == ["caught", "survived"]  # big: the first data
     torch.set_num_threads(before)

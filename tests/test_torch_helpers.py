@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -250,6 +251,8 @@ def test_assert_grad_flow_reports_every_trainable_parameter() -> None:
         "grad/param",
         "zero",
         "grads",
+        "dead",
+        "rows",
     ]
     assert len(table) == 5 and len({len(line) for line in table}) == 1
 
@@ -286,10 +289,53 @@ def test_assert_grad_flow_names_parameters_upstream_of_a_zeroed_output() -> None
     with pytest.raises(AssertionError) as info:
         assert_grad_flow(model, loss)
     message = str(info.value)
-    assert "more than 5% zero grads: 0.weight (100% zero), 0.bias (100% zero)" in message
-    assert "2.weight (100% zero)" in message  # its input is all zeros
-    assert "2.bias (" not in message
+    assert "all-zero grads: 0.weight, 0.bias, 2.weight" in message  # 2's input is all zeros
+    assert "2.bias" not in message.split("\n", 2)[1]
     assert "parameter" in message and "grad/param" in message  # the table comes along
+
+
+def trained_relu_mlp() -> tuple[Any, Any, Any]:
+    """A 2-30-20-2 ReLU net trained on the quadrants, as in a book chapter."""
+    torch.manual_seed(0)
+    X = torch.randn(200, 2)
+    y = (X[:, 0] * X[:, 1] > 0).long()
+    model = nn.Sequential(
+        nn.Linear(2, 30), nn.ReLU(), nn.Linear(30, 20), nn.ReLU(), nn.Linear(20, 2)
+    )
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(500):
+        opt.zero_grad()
+        nn.functional.cross_entropy(model(X), y).backward()
+        opt.step()
+    assert (model(X).argmax(1) == y).float().mean() > 0.95
+    return model, X, y
+
+
+def test_assert_grad_flow_passes_a_healthy_trained_relu_net_on_a_small_batch() -> None:
+    """A few ReLUs are off for every example of 8: their rows are zero, and that is healthy."""
+    model, X, y = trained_relu_mlp()
+    loss = nn.functional.cross_entropy(model(X[:8]), y[:8])
+    report = assert_grad_flow(model, loss)
+    assert 0 < report["0.weight"].dead_rows < 0.5  # type: ignore[operator]
+    with pytest.raises(AssertionError, match=r"more than 5% zero grads: 0\.weight \(10% zero\)"):
+        assert_grad_flow(
+            model, nn.functional.cross_entropy(model(X[:8]), y[:8]), max_zero_rate=0.05
+        )  # the per-entry rate, asked for
+
+
+def test_assert_grad_flow_names_a_layer_most_of_whose_units_are_dead() -> None:
+    model, X, y = trained_relu_mlp()
+    with torch.no_grad():
+        model[0].bias[:20] = -100.0  # 20 of 30 ReLUs never fire
+    loss = nn.functional.cross_entropy(model(X[:8]), y[:8])
+    with pytest.raises(AssertionError) as info:
+        assert_grad_flow(model, loss)
+    message = str(info.value)
+    assert "more than 50% of the rows get all-zero grads (output units that passed no" in message
+    assert (
+        "dead ReLUs" in message
+        and "0.weight (67% of its rows), 0.bias (67% of its rows)" in message
+    )
 
 
 def test_assert_grad_flow_names_parameters_the_loss_never_reaches() -> None:

@@ -1,14 +1,15 @@
 """`ntdd faults`: the field's common PyTorch failures, injected; which tests notice them.
 
-- `catalogue`: the twelve faults, what each changes, when it applies, and the
-  check that would catch it (`data` and `training` hold them, `finding`
-  what they look for in a namespace). These import neither pytest nor torch:
-  a fault uses the torch the notebook imported.
+- `catalogue`: the twelve faults, what each changes, where it acts, when it
+  applies, and the check that would catch it (`data` and `training` hold
+  what they do to a namespace, `creation` the patches of torch that act where
+  objects are made, `finding` what they look for in a namespace). These
+  import neither pytest nor torch: a fault uses the torch the notebook imported.
 - `runs`: a notebook's tests run in this process through `pytest --ntdd`,
   with a fault injected through the run's `config.stash`; the outcomes and
   what each fault changed.
-- `forked`: the same results from one run per notebook, forked once setup is
-  done, one child per fault.
+- `forked`: the same results from one run per notebook, forked before its
+  first cell, one child per fault.
 - `report`: the results as a text table, JSON and Markdown.
 - `command`: `ntdd faults PATH...`, for the CLI.
 

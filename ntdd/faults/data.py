@@ -3,7 +3,10 @@
 Each takes the namespace and what it changed already, changes the tensors
 that are new, and returns what it did, one string per tensor
 (`X (32, 2) → (2, 32)`). A tensor is replaced, not changed in place: the name
-the notebook bound now holds the faulty tensor, as if the notebook had made it.
+the notebook bound (or the dict, list, tuple or dataset that holds it) now
+holds the faulty tensor, as if the notebook had made it. The runtime applies
+a data fault once, after the first setup cell that made data it can change
+(`ntdd.faults.catalogue.DATA`): where the notebook's data is made.
 """
 
 from __future__ import annotations
@@ -13,37 +16,36 @@ from typing import Any
 from ntdd.faults.finding import (
     Namespace,
     NotApplicable,
+    Place,
     Seen,
     model_device,
-    replace_each,
     shape_text,
     tensors,
     torch_of,
 )
 
 
-def _apply(
-    ns: Namespace, seen: Seen, found: list[tuple[str, Any]], change: Any, missing: str
-) -> list[str]:
+def _apply(ns: Namespace, seen: Seen, found: list[Place], change: Any, missing: str) -> list[str]:
     """Replace each found tensor by `change(tensor)`, which returns (new tensor, what changed)."""
     if not found:
         raise NotApplicable(missing)
-    names: dict[str, list[str]] = {}  # what changed -> the tensors it happened to
-
-    def one(name: str, value: Any) -> Any:
-        new, what = change(value)
-        names.setdefault(what, []).append(name)
-        return new
-
-    replace_each(ns, seen, found, one)
+    names: dict[str, list[str]] = {}  # what changed -> the places it happened at
+    done: dict[int, tuple[Any, str]] = {}  # one tensor in two places: changed once
+    for place in found:
+        if id(place.value) not in done:
+            done[id(place.value)] = change(place.value)
+            seen.add(done[id(place.value)][0])
+        new, what = done[id(place.value)]
+        place.put(new)
+        names.setdefault(what, []).append(place.label)
     return [_joined(group, what) for what, group in names.items()]
 
 
 def _joined(names: list[str], what: str) -> str:
     """`x, target float32 → float64`; an index goes with each name: `x[0, 0] → nan`."""
     if what.startswith("["):
-        index, _, rest = what.partition(" ")
-        return ", ".join(name + index for name in names) + " " + rest
+        index, _, rest = what.partition("] ")
+        return ", ".join(f"{name}{index}]" for name in names) + " " + rest
     return f"{', '.join(names)} {what}"
 
 

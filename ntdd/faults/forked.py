@@ -1,17 +1,17 @@
-"""Fault runs forked from one clean run, once setup is done: setup runs once per notebook.
+"""Fault runs forked from one clean run, before its first cell: start-up runs once.
 
-The clean run of a notebook carries this plugin as its injection. The first
-test to reach its cell hands it the namespace; when that test's setup phase
-ends, the process forks one child per fault, one after another. A child
-injects its fault into its copy of the namespace and runs the rest of the
-session, as a run with that fault would from that point; it reports its
-outcomes over a pipe and ends with `os._exit`, so that nothing of the
-parent's (its terminal, files, `atexit` handlers) runs in it. The parent
-waits for each child, then goes on as the clean run.
+The clean run of a notebook carries this plugin as its injection. When the
+first test's setup phase begins, before the notebook's first cell ran (and
+with torch imported when the notebook imports it), the process forks one
+child per fault, one after another. A child patches torch for its fault
+(where the fault acts at creation) and runs the session, as a run with that
+fault would; it reports its outcomes over a pipe and ends with `os._exit`,
+so that nothing of the parent's (its terminal, files, `atexit` handlers)
+runs in it. The parent waits for each child, then goes on as the clean run.
 
-Up to the fork, a run with a fault is the clean run: a fault is first
-applied when a test reaches its cell. So the results are the ones the
-one-run-per-fault way gives (`tests/test_faults_fork.py` holds them equal).
+Up to the fork, a run with a fault is the clean run: no cell ran yet. So the
+results are the ones the one-run-per-fault way gives
+(`tests/test_faults_fork.py` holds them equal).
 
 - A child runs torch on one thread: OpenMP's thread pool does not survive a
   fork, and a child that used the parent's would wait for it forever.
@@ -44,7 +44,13 @@ from ntdd.defaults import DEFAULT_TIMEOUT
 from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.finding import Namespace
 from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
-from ntdd.faults.runs import FaultInjection, Recorder, one_run_per_fault, run_session
+from ntdd.faults.runs import (
+    FaultInjection,
+    Recorder,
+    import_torch_for,
+    one_run_per_fault,
+    run_session,
+)
 from ntdd.runtime.settings import INJECTION, settings_of
 
 GRACE = 30.0  # seconds past a test's timeout before a silent child is killed
@@ -68,7 +74,7 @@ def forked_runs(
     notebook: Path, names: Sequence[str], args: Sequence[str]
 ) -> tuple[Outcomes, list[FaultResult], str]:
     """The clean run's outcomes, each fault's result, and how the fault runs were made."""
-    plan = ForkedFaults(names)
+    plan = ForkedFaults(names, notebook)
     baseline = run_session(notebook, args, plan, recorder=plan.recorder)
     if plan.declined:
         _, results = one_run_per_fault(notebook, names, args, baseline)
@@ -81,13 +87,13 @@ def forked_runs(
 class ForkedFaults:
     """The clean run's injection, and the plugin that forks a child per fault."""
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, names: Sequence[str], notebook: Path | None = None) -> None:
         self.names = list(names)
+        self.notebook = notebook
         self.recorder = Recorder()
         self.found: dict[str, tuple[Outcomes, Injected]] = {}  # from the children
         self.declined = ""  # why the faults were not forked
         self.limit = DEFAULT_TIMEOUT + GRACE
-        self._reached: tuple[Namespace, str] | None = None  # the first test's view
         self._forked = False
         self._child: _Child | None = None  # in a child: its fault, and the pipe home
 
@@ -95,22 +101,23 @@ class ForkedFaults:
         config.stash[INJECTION] = self
         self.limit = (settings_of(config).timeout or DEFAULT_TIMEOUT) + GRACE
 
+    def cell_ran(self, namespace: Namespace, device: str) -> None:
+        """A setup cell ran: in a child, its fault acts on what the cell made."""
+        if self._child is not None:
+            self._child.injection.cell_ran(namespace, device)
+
     def apply(self, namespace: Namespace, device: str) -> None:
-        """A test reached its cell: in a child, inject its fault; in the clean run, note where."""
+        """A test reached its cell: in a child, its fault acts there too."""
         if self._child is not None:
             self._child.injection.apply(namespace, device)
-        elif not self._forked:
-            self._reached = (namespace, device)
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Fork after the setup phase, outside its timeout: the parent's clock must not run
-        while its children do."""
-        try:
-            return (yield)
-        finally:
-            if self._reached is not None and not self._forked:
-                self._fork_children()
+        """Fork before the first setup phase, outside its timeout (the parent's clock must
+        not run while its children do), and before any cell made an object."""
+        if not self._forked:
+            self._fork_children()
+        return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self._child is not None:
@@ -129,6 +136,8 @@ class ForkedFaults:
         self.declined = fork_unsafe()
         if self.declined:
             return
+        if self.notebook is not None:
+            import_torch_for(self.notebook)
         _warm_up()
         gc.freeze()  # a child's collections skip the parent's objects: fewer pages copied
         try:
@@ -150,15 +159,13 @@ class ForkedFaults:
         finally:
             if self._child is None:
                 gc.unfreeze()
-        self._reached = None  # the clean run keeps no reference to the namespace
 
     def _become(self, name: str, pipe: int) -> None:
-        """This process is now the run with fault *name*, from the test that reached its cell."""
+        """This process is now the run with fault *name*, from before the notebook's first cell."""
         _silence()
         _one_thread()
         self._child = _Child(FaultInjection(FAULTS[name]), pipe)
-        assert self._reached is not None
-        self._child.injection.apply(*self._reached)
+        self._child.injection.hook()  # for good: the child ends with its run
 
 
 class _Child:

@@ -28,6 +28,7 @@ from ntdd.faults.results import (
 SCHEMA = 2  # the JSON's "version"
 CHANGED_WIDTH = 44  # the text table's "what changed" column, at most
 CAUGHT_WIDTH = 72  # the tests listed in its "caught by" column, about
+NO_TORCH_TEXT = "no torch: no faults apply"
 _WORD = {CAUGHT: "caught", SURVIVED: "MISSED", NOT_APPLICABLE: "-", ERROR: "ERROR"}
 _MARK = {CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️"}
 
@@ -56,6 +57,8 @@ def notebook_table(report: NotebookReport) -> str:
     """One notebook: a row per fault, then its kill rate."""
     if report.status != TESTED:
         return f"{report.notebook}: {report.status}"
+    if report.without_torch:
+        return f"{report.notebook}: {NO_TORCH_TEXT}"
     rows = [(r.name, _fit(r.applied, CHANGED_WIDTH) or "-", _verdict(r)) for r in report.results]
     widths = (
         max(len("fault"), *(len(r[0]) for r in rows)),
@@ -112,8 +115,9 @@ def summary_table(summary: Summary) -> str:
     head = ["notebook".ljust(width), *(n.ljust(max(len(n), 6)) for n in names), "kill rate"]
     lines = ["  ".join(head), "  ".join("-" * len(h) for h in head)]
     for report in summary.reports:
-        if report.status != TESTED:
-            lines.append(f"{report.notebook:<{width}}  {report.status}")
+        if report.status != TESTED or report.without_torch:
+            status = NO_TORCH_TEXT if report.without_torch else report.status
+            lines.append(f"{report.notebook:<{width}}  {status}")
             continue
         verdicts = {r.name: _WORD[r.status] for r in report.results}
         cells = [verdicts.get(n, "").ljust(max(len(n), 6)) for n in names]
@@ -150,7 +154,7 @@ def markdown(summary: Summary) -> str:
         "",
     ]
     for report in summary.reports:
-        if report.status == TESTED:
+        if report.status == TESTED and not report.without_torch:
             lines += _markdown_notebook(report)
     return "\n".join(lines) + "\n"
 
@@ -162,9 +166,10 @@ def _markdown_summary(summary: Summary) -> list[str]:
         "|---|" + ":-:|" * len(names) + "---|",
     ]
     for report in summary.reports:
-        if report.status != TESTED:  # the status, then empty cells to the end of the row
+        if report.status != TESTED or report.without_torch:  # then empty cells to the end
+            status = NO_TORCH_TEXT if report.without_torch else report.status
             empty = " |" * len(names)
-            lines.append(f"| {_code(report.notebook)} | {_cell(report.status)} |{empty}")
+            lines.append(f"| {_code(report.notebook)} | {_cell(status)} |{empty}")
             continue
         marks = {r.name: _MARK[r.status] for r in report.results}
         cells = " | ".join(marks.get(n, "") for n in names)

@@ -16,6 +16,7 @@ from typing import Any
 CAUGHT_BY = ("failed", "error")
 CAUGHT, SURVIVED, NOT_APPLICABLE, ERROR = "caught", "survived", "not applicable", "error"
 TESTED, NO_TESTS, UNREADABLE = "tested", "no tests", "unreadable"
+NO_TORCH = "the notebook does not use torch"  # the reason of every fault of such a notebook
 
 
 @dataclass
@@ -84,6 +85,15 @@ class NotebookReport:
     @property
     def caught(self) -> int:
         return sum(r.status == CAUGHT for r in self.results)
+
+    @property
+    def without_torch(self) -> bool:
+        """Tested, and no fault applied because the notebook does not use torch."""
+        return (
+            self.status == TESTED
+            and bool(self.results)
+            and all(r.status == NOT_APPLICABLE and r.reason == NO_TORCH for r in self.results)
+        )
 
     @property
     def errors(self) -> int:

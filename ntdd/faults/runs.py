@@ -1,8 +1,10 @@
 """A notebook's tests run in this process through `pytest --ntdd`, quietly, with a fault.
 
 A fault reaches the notebook's runtime through the run's `config.stash`
-(`ntdd.runtime.settings.INJECTION`): the runtime calls `apply` once each test has
-reached its cell, with that test's view of the namespace. Runs write
+(`ntdd.runtime.settings.INJECTION`): the runtime calls `cell_ran` after each
+setup cell and `apply` once each test has reached its cell, with that view of
+the namespace; a fault that acts where torch makes objects patches torch for
+the whole run (`FaultInjection.hooked`). Runs write
 nothing: no terminal, no pytest cache, and the process's own stdout and
 stderr go to the null device while a run lasts (a cell's `!echo` would
 otherwise land in `ntdd faults --json`). Each run starts from a clean state:
@@ -14,6 +16,7 @@ the runtime forgets the modules a notebook imported from its folder.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import io
 import os
 import re
@@ -24,9 +27,10 @@ from pathlib import Path
 import pytest
 
 from ntdd.defaults import LoadsPlugin
-from ntdd.faults.catalogue import FAULTS, Fault
-from ntdd.faults.finding import Namespace, NotApplicable, Seen
-from ntdd.faults.results import FaultResult, Injected, Outcomes, judge
+from ntdd.faults import creation
+from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
+from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
+from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
 from ntdd.runtime.notebook_runtime import SetupError
 from ntdd.runtime.settings import INJECTION, Injection
 
@@ -38,6 +42,7 @@ QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
     "-o", "addopts=", "-W", "ignore", "--capture=sys",
 )  # fmt: skip
+_IMPORTS_TORCH = re.compile(r"\b(?:import|from)\s+torch\b")
 _SETUP_CELL = re.compile(r"\((setup cell \d+)(?:, id [^)]*)?\) raised (\w+)")
 
 
@@ -122,31 +127,117 @@ def _quiet() -> Iterator[None]:
 
 
 class FaultInjection:
-    """Injects one fault as each test reaches its cell, and notes what it changed.
+    """Injects one fault where it acts (see `ntdd.faults.catalogue`), and notes what it changed.
 
-    The fault's own bugs never reach the tests: an exception from it (other
-    than NotApplicable) is noted as the run's error, and the fault stops.
+    `hooked` patches torch for the run when the fault acts where objects are
+    made; the runtime calls `cell_ran` after each setup cell and `apply` as
+    each test reaches its cell. The fault's own bugs never reach the tests: an
+    exception from it (other than NotApplicable) is noted as the run's error,
+    and the fault stops.
     """
 
     def __init__(self, fault: Fault) -> None:
         self.fault = fault
-        self.injected = Injected()
-        self._seen: dict[str, Seen] = {}  # per device: what the fault changed already
+        self._injected = Injected()
+        self._seen = Seen()  # what the fault changed already, on every device
+        self._made = creation.Made(self._seen)
+        self._hooked = False
+        self._undo: list[creation.Undo] = []  # the patches' undoing
+        self._data_done = False
+        self._uses_torch = False  # some namespace it saw uses torch
+
+    @contextlib.contextmanager
+    def hooked(self) -> Iterator[None]:
+        """The run with the fault: torch patched where the fault acts at creation, and put
+        back after the run."""
+        self.hook()
+        try:
+            yield
+        finally:
+            for step in reversed(self._undo):
+                step()
+            self._undo.clear()
+
+    def hook(self) -> None:
+        """Patch torch for this fault, once torch is imported (before the first cell, or
+        after the cell that imported it where nothing imported it before)."""
+        torch = sys.modules.get("torch")
+        if self._hooked or self.fault.creation is None or not hasattr(torch, "optim"):
+            return
+        self._hooked = True
+        try:
+            self._undo += self.fault.creation(torch, self._made)
+        except Exception as e:
+            self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
+
+    @property
+    def injected(self) -> Injected:
+        """What the fault did in the run, the objects no name held included."""
+        done = Injected(list(self._injected.applied), self._injected.not_applicable)
+        done.error = self._injected.error
+        unnamed = self._made.unnamed()
+        if unnamed:
+            done.note(unnamed)
+        elif not done.applied and not done.not_applicable:
+            done.not_applicable = self._nothing_made()
+        return done
+
+    def cell_ran(self, namespace: Namespace, device: str) -> None:
+        self.hook()  # where a cell imported torch only now (through a module of its own)
+        if self.fault.at == CELL:
+            self._inject(namespace)
+        elif self.fault.at == DATA and not self._data_done:
+            self._data_done = self._inject(namespace)
+        self._name(namespace)
 
     def apply(self, namespace: Namespace, device: str) -> None:
-        if self.injected.error:
-            return
-        seen = self._seen.setdefault(device, Seen())
+        if self.fault.at == TEST:
+            self._inject(namespace)
+        self._name(namespace)
+
+    def _inject(self, namespace: Namespace) -> bool:
+        """Apply the fault to *namespace*; whether it changed something."""
+        if self._injected.error or self.fault.inject is None:
+            return False
         try:
-            changes = self.fault.inject(namespace, seen)
+            changes = self.fault.inject(namespace, self._seen)
         except NotApplicable as e:
-            if not self.injected.applied:
-                self.injected.not_applicable = str(e)
-            return
+            if not self._injected.applied:
+                self._injected.not_applicable = str(e)
+            return False
         except Exception as e:
-            self.injected.error = f"the fault itself raised {type(e).__name__}: {e}"
-            return
-        self.injected.note(changes)
+            self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
+            return False
+        self._injected.note(changes)
+        return bool(changes)
+
+    def _name(self, namespace: Namespace) -> None:
+        """What the creation hooks changed, under the names the notebook gave it."""
+        torch = sys.modules.get("torch")
+        if not self._uses_torch:
+            with contextlib.suppress(NotApplicable):
+                self._uses_torch = torch_of(namespace) is not None
+        if self._hooked and torch is not None:
+            named = self._made.named(namespace, torch.nn.Module)
+            if named:
+                self._injected.note(named)
+
+    def _nothing_made(self) -> str:
+        if not self._hooked or not self._uses_torch:
+            return NO_TORCH
+        wanted = self.fault.applies_to.removeprefix("an ").removeprefix("a ")
+        return f"no {wanted} was made"
+
+
+def import_torch_for(notebook: Path) -> None:
+    """Import torch now when the notebook imports it: faults patch it before its first cell."""
+    try:
+        text = notebook.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    if "torch" not in sys.modules and _IMPORTS_TORCH.search(text):
+        with contextlib.suppress(Exception):
+            importlib.import_module("torch")
 
 
 class FaultPlugin:
@@ -161,8 +252,10 @@ class FaultPlugin:
 
 def run_with(notebook: Path, args: Sequence[str], fault: Fault) -> tuple[Outcomes, Injected]:
     """One run of a notebook's tests with *fault* injected."""
+    import_torch_for(notebook)
     injection = FaultInjection(fault)
-    outcomes = run_session(notebook, args, FaultPlugin(injection))
+    with injection.hooked():
+        outcomes = run_session(notebook, args, FaultPlugin(injection))
     return outcomes, injection.injected
 
 

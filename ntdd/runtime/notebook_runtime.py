@@ -257,10 +257,19 @@ class NotebookRuntime:
                 continue
             run.cells_run += 1
             if isinstance(step, SetupStep):
-                self._run_setup(run, step)
+                try:
+                    self._run_setup(run, step)
+                finally:  # a cell that raised made objects too: the report names them
+                    self._injected_after_cell(run, item.config)
             else:
                 self._run_test_cell(run, step, quietly=step.position < position)
         run.ran.add(item.name)
+
+    def _injected_after_cell(self, run: DeviceRun, config: pytest.Config) -> None:
+        """A setup cell ran: an injected fault acts on what it made, as a bug in it would."""
+        injection = injection_of(config)
+        if injection is not None:
+            injection.cell_ran(self.namespace, run.device)
 
     def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
         """Back to a fresh kernel for *run*: the notebook replays from its start."""

@@ -36,11 +36,14 @@ class RunCounts:
 
 
 class Injection(Protocol):
-    """Something that changes a notebook's namespace as a test reaches its cell.
+    """Something that changes a notebook's namespace as its cells run and its tests reach them.
 
     `ntdd faults` injects its faults this way; *namespace* is the notebook's
-    state for *device*, at the cell the test sits at.
+    state for *device*: `cell_ran` after each setup cell (a fault acts where
+    the notebook makes its objects), `apply` at the cell a test sits at.
     """
+
+    def cell_ran(self, namespace: dict[str, Any], device: str) -> None: ...
 
     def apply(self, namespace: dict[str, Any], device: str) -> None: ...
 
