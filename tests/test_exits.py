@@ -134,18 +134,6 @@ def test_pytest_exit_is_an_ordinary_exception_for_a_cell_that_expects_one(
     result.assert_outcomes(passed=1)
 
 
-def test_a_segfault_in_a_worker_fails_its_test_and_the_others_run(
-    notebook: Any, pytester: pytest.Pytester
-) -> None:
-    """What no process survives, xdist's workers contain."""
-    pytest.importorskip("xdist")
-    notebook(["x = 1", f"# TEST: crashes\n{SEGFAULT}"], name="a.ipynb")
-    notebook(["x = 2", "# TEST: fine\nassert x == 2"], name="b.ipynb")
-    result = run(pytester, "--ntdd", "-n", "2", ".", plugins=["xdist"], subprocess=True)
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*worker 'gw*' crashed while running 'a.ipynb::test_crashes'*"])
-
-
 # -- stray threads ---------------------------------------------------------------
 
 THREAD = (

@@ -45,6 +45,10 @@ class KernelDied(BaseException):
     tagged `raises-exception`, do not take it for an error a kernel survives.
     """
 
+    def __init__(self, message: str, call: str) -> None:
+        super().__init__(message)
+        self.call = call  # `os._exit(0)`
+
 
 class NotebookExit(Exception):
     """Notebook code called `pytest.exit()`: in a kernel, an ordinary exception."""
@@ -128,7 +132,8 @@ def contained(what: str, runs_code_of: Callable[[str], bool]) -> Iterator[None]:
         os._exit, _phase = exit_before, outer
         sys.stdout, sys.stderr = streams  # a cell that replaced them must not silence the run
     if phase.exit_called:  # the cell caught KernelDied: a kernel's death cannot be caught
-        raise KernelDied(_died(phase.exit_called, what) + " (the cell caught the exception)")
+        message = _died(phase.exit_called, what) + " (the cell caught the exception)"
+        raise KernelDied(message, phase.exit_called)
 
 
 def _exit_in_notebook(status: int) -> NoReturn:
@@ -148,7 +153,7 @@ def _exit_in_notebook(status: int) -> NoReturn:
             print(f"ntdd: {_died('os._exit(0)', phase.what)}; exit status 1", file=sys.__stderr__)
         _real_exit(status or 1)
     phase.exit_called = f"os._exit({status!r})"
-    raise KernelDied(_died(phase.exit_called, phase.what))
+    raise KernelDied(_died(phase.exit_called, phase.what), phase.exit_called)
 
 
 def _died(call: str, what: str) -> str:
