@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import export, run
+from conftest import code, export, run
 
 from ntdd.format.paths import module_path
 
@@ -105,6 +105,22 @@ def test_an_exit_caught_by_the_cell_still_fails_its_test(
     result.stdout.fnmatch_lines(["*os._exit(0) was called*"])
 
 
+def test_os_exit_0_from_another_thread_of_the_run_ends_it_red(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Only the test's own thread can fail the test; another's exit still ends the run."""
+    notebook(
+        [
+            "# TEST: exits elsewhere\nimport os, threading\n"
+            "t = threading.Thread(target=os._exit, args=(0,))\nt.start()\nt.join()",
+            "# TEST: later\nassert True",
+        ]
+    )
+    result = run_notebooks(pytester, "collected", ["nb.ipynb", "-s"])
+    assert result.ret == 1
+    result.stderr.fnmatch_lines(["ntdd: os._exit(0) was called (nb.ipynb::test_exits_elsewhere)*"])
+
+
 def test_os_exit_in_a_process_the_cell_forked_still_ends_that_process(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -126,12 +142,25 @@ def test_pytest_exit_is_an_ordinary_exception_for_a_cell_that_expects_one(
     notebook(
         [
             "import pytest\nx = 1",
+            code("pytest.exit('restart')\nx = 2", tags=["raises-exception"]),
             "# TEST: exits\npytest.exit('stop')",
             "# TEST: later\nassert x == 1",
         ]
     )
     result = run(pytester, "--ntdd", "nb.ipynb::test_later")
     result.assert_outcomes(passed=1)
+
+
+def test_os_exit_is_no_exception_a_cell_may_raise_as_marked(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [code("import os\nos._exit(0)", tags=["raises-exception"]), "# TEST: after\nassert True"]
+    )
+    result = run_notebooks(pytester, "collected", ["nb.ipynb"])
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*raised KernelDied*"])
+    result.stdout.no_fnmatch_line("*as marked*")
 
 
 # -- stray threads ---------------------------------------------------------------
