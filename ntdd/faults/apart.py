@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ntdd.faults.forked import _drain, _exited, _fork, _silence
+from ntdd.faults.forked import _drain, _exited, _fork, _silence, _warm_up
 from ntdd.faults.results import DIED, NotebookReport, report_as_dict, report_from_dict
 
 _POLL = 0.5  # seconds between looks at a child that says nothing
@@ -60,15 +60,21 @@ def _can_fork() -> bool:
 
 
 def _preload(notebook: Path) -> None:
-    """torch imported once, here, rather than in each notebook's child (seconds each).
+    """torch, and what its first optimizer step imports, imported once, here, rather
+    than in each notebook's child (seconds each); see `forked._warm_up`.
 
-    Importing torch does not initialise CUDA: a child can still use it.
+    Neither initialises CUDA: a child can still use it.
     """
-    if "torch" in sys.modules or importlib.util.find_spec("torch") is None:
-        return
-    with contextlib.suppress(OSError):
-        if b"torch" in notebook.read_bytes():
-            import torch  # noqa: F401
+    if "torch" not in sys.modules:
+        if importlib.util.find_spec("torch") is None:
+            return
+        try:
+            if b"torch" not in notebook.read_bytes():
+                return
+        except OSError:
+            return
+        import torch  # noqa: F401
+    _warm_up()
 
 
 def _child(runs: Callable[[], NotebookReport], pipe: int) -> None:
