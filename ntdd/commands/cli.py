@@ -417,7 +417,7 @@ def _faults(args: argparse.Namespace) -> int:
 
     from ntdd.faults.command import Request, fault_names, run_faults
     from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
-    from ntdd.faults.results import UNREADABLE, NotebookReport
+    from ntdd.faults.results import DIED, UNREADABLE, NotebookReport
 
     request = Request(
         paths=tuple(args.paths),
@@ -431,6 +431,8 @@ def _faults(args: argparse.Namespace) -> int:
     def show(report: NotebookReport) -> None:
         if report.status == UNREADABLE:
             print(f"ntdd: error: {report.error}", file=sys.stderr)
+        elif report.status == DIED:
+            print(f"ntdd: error: {report.notebook}: {report.error}", file=sys.stderr)
         if not args.json:
             print(notebook_table(report) + "\n", flush=True)
 

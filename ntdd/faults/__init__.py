@@ -10,6 +10,8 @@
   what each fault changed.
 - `forked`: the same results from one run per notebook, forked before its
   first cell, one child per fault.
+- `apart`: each notebook's runs in a child process, so that a clean run that
+  crashes is that notebook's error and the others are still reported.
 - `report`: the results as a text table, JSON and Markdown.
 - `command`: `ntdd faults PATH...`, for the CLI.
 

@@ -3,7 +3,9 @@
 A notebook without `# TEST` cells is listed as "no tests" and passes: a
 workflow hands `ntdd faults` every notebook it picked, tested or not. One
 that cannot be read is listed as "unreadable" and fails the command (exit 2),
-after the others have run.
+after the others have run. One whose clean run dies (`os._exit` in a cell, a
+crash) is listed as an "error" and fails the command (exit 1): its runs happen
+in a child process (`apart`), so the others still run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from ntdd.errors import NtddError
 from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.results import (
+    DIED,
     NO_TESTS,
     TESTED,
     UNREADABLE,
@@ -76,7 +79,19 @@ def run_notebook(notebook: Path, request: Request) -> NotebookReport:
         return NotebookReport(str(notebook), UNREADABLE, error=str(e))
     if not tests:
         return NotebookReport(str(notebook), NO_TESTS)
+    if not request.fork:
+        return _tested(notebook, request)
+    from ntdd.faults.apart import run_apart
+
+    return run_apart(notebook, lambda: _tested(notebook, request))
+
+
+def _tested(notebook: Path, request: Request) -> NotebookReport:
+    """The clean run and the fault runs; a clean run that died leaves nothing to judge by."""
     baseline, results, mode = _runs(notebook, request.faults, request)
+    if baseline.died:
+        error = f"its clean run called {baseline.died}: a kernel would have died there"
+        return NotebookReport(str(notebook), DIED, baseline=baseline.tests, error=error)
     return NotebookReport(str(notebook), TESTED, tuple(results), baseline.tests, mode)
 
 

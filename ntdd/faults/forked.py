@@ -15,9 +15,10 @@ results are the ones the one-run-per-fault way gives
 
 - A child runs torch on one thread: OpenMP's thread pool does not survive a
   fork, and a child that used the parent's would wait for it forever.
-- A child that dies (a crash, `os._exit` in a cell) or says nothing for
-  longer than a test's timeout plus `GRACE` is an error for its fault, not
-  a catch: its tests said nothing.
+- A child that dies (a crash) or says nothing for longer than a test's
+  timeout plus `GRACE` is an error for its fault, not a catch: its tests
+  said nothing. (`os._exit` in a cell fails its test, in a child as in the
+  clean run: see `ntdd.runtime.containment`.)
 - Where forking is not safe (no `os.fork`, macOS, CUDA in use: CUDA does
   not survive a fork), the clean run goes on without forking, and the
   faults run one after another (`runs.one_run_per_fault`).

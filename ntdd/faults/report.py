@@ -16,6 +16,7 @@ from typing import Any
 from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.results import (
     CAUGHT,
+    DIED,
     ERROR,
     NOT_APPLICABLE,
     SURVIVED,
@@ -55,6 +56,8 @@ def policy_text(min_kill_rate: float) -> str:
 
 def notebook_table(report: NotebookReport) -> str:
     """One notebook: a row per fault, then its kill rate."""
+    if report.status == DIED:
+        return f"{report.notebook}: error: {report.error}"
     if report.status != TESTED:
         return f"{report.notebook}: {report.status}"
     if report.without_torch:

@@ -17,6 +17,7 @@ CAUGHT_BY = ("failed", "error")
 CAUGHT, SURVIVED, NOT_APPLICABLE, ERROR = "caught", "survived", "not applicable", "error"
 TESTED, NO_TESTS, UNREADABLE = "tested", "no tests", "unreadable"
 NO_TORCH = "the notebook does not use torch"  # the reason of every fault of such a notebook
+DIED = "error"  # a notebook whose clean run died (os._exit, a crash): nothing to judge by
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Outcomes:
 
     tests: dict[str, str] = field(default_factory=dict)  # passed, failed, error, skipped, ...
     setup_errors: dict[str, str] = field(default_factory=dict)  # test -> the setup cell that raised
+    died: str = ""  # a test's cell called os._exit: a kernel would have died there
 
 
 @dataclass
@@ -72,11 +74,11 @@ class NotebookReport:
     """Every fault on one notebook, and its clean run."""
 
     notebook: str  # as the command line named it
-    status: str  # tested, no tests, unreadable
+    status: str  # tested, no tests, unreadable, error (its clean run died)
     results: tuple[FaultResult, ...] = ()
     baseline: dict[str, str] = field(default_factory=dict)
     mode: str = ""  # fork or process: how the fault runs were made
-    error: str = ""  # why it could not be read
+    error: str = ""  # why it could not be read, or how its clean run died
 
     @property
     def applicable(self) -> list[FaultResult]:
@@ -144,3 +146,19 @@ class Summary:
 def as_dict(value: Any) -> dict[str, Any]:
     """A run's `Outcomes` or `Injected` as JSON-ready values (for the pipe from a child)."""
     return dict(vars(value))
+
+
+def report_as_dict(report: NotebookReport) -> dict[str, Any]:
+    """A notebook's report as JSON-ready values (for the pipe from the child that made it)."""
+    return {**vars(report), "results": [vars(r) for r in report.results]}
+
+
+def report_from_dict(values: dict[str, Any]) -> NotebookReport:
+    def result(fields: dict[str, Any]) -> FaultResult:
+        typed: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()
+        }
+        return FaultResult(**typed)
+
+    results = tuple(result(r) for r in values["results"])
+    return NotebookReport(**{**values, "results": results})

@@ -31,6 +31,7 @@ from ntdd.faults import creation
 from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
 from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
+from ntdd.runtime.containment import KernelDied
 from ntdd.runtime.notebook_runtime import SetupError
 from ntdd.runtime.settings import INJECTION, Injection
 
@@ -74,7 +75,19 @@ class Recorder:
         report = yield
         if call.excinfo is not None and call.excinfo.errisinstance(SetupError):
             self.outcomes.setup_errors[test_name(item.nodeid)] = _setup_cell(call.excinfo.value)
+        died = _kernel_death(call.excinfo.value) if call.excinfo is not None else None
+        if died is not None and not self.outcomes.died:
+            self.outcomes.died = f"{died.call} in {test_name(item.nodeid)}"
         return report
+
+
+def _kernel_death(error: BaseException | None) -> KernelDied | None:
+    """The `os._exit` behind a test's failure (a setup cell's, through SetupError), if any."""
+    while error is not None:
+        if isinstance(error, KernelDied):
+            return error
+        error = error.__cause__
+    return None
 
 
 def test_name(nodeid: str) -> str:

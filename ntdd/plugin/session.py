@@ -9,7 +9,7 @@ import inspect
 import linecache
 import sys
 import types
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -206,6 +206,25 @@ class NtddSession:
         with self._contained(item), beside_nbval.verdict_of_ntdd(item):
             return (yield)
 
+    @pytest.hookimpl(specname="pytest_runtest_setup", wrapper=True, trylast=True)
+    def pytest_runtest_setup_streams(self, item: pytest.Item) -> Generator[None, None, None]:
+        """Inside pytest's capture (trylast): the streams the cells write to stay open.
+
+        (pytest takes hooks only from names that start with `pytest_`.)
+        """
+        with self._streams_kept_open(item):
+            return (yield)
+
+    @pytest.hookimpl(specname="pytest_runtest_call", wrapper=True, trylast=True)
+    def pytest_runtest_call_streams(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self._streams_kept_open(item):
+            return (yield)
+
+    def _streams_kept_open(self, item: pytest.Item) -> contextlib.AbstractContextManager[None]:
+        if _notebook_module(item) is None:
+            return _nothing()
+        return containment.streams_kept_open(item.nodeid)
+
     @contextlib.contextmanager
     def _contained(self, item: pytest.Item) -> Iterator[None]:
         """A notebook test's phase, within its time budget, its damage kept in."""
@@ -218,7 +237,11 @@ class NtddSession:
         if deadline is None and seconds:
             overrun = overrun_of(_runtime(item), item.config)
             deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
-        with containment.contained(item.nodeid), deadline.running() if deadline else _nothing():
+        notebook_code = _notebook_code(_runtime(item))
+        with (
+            containment.contained(item.nodeid, notebook_code),
+            deadline.running() if deadline else _nothing(),
+        ):
             yield
 
     def _timeout(self, item: pytest.Item) -> float | None:
@@ -311,6 +334,13 @@ def _relative(path: Path, config: pytest.Config) -> str:
 def _runtime(item: pytest.Item) -> Any:
     module = _notebook_module(item)
     return module.__ntdd__ if module is not None else None
+
+
+def _notebook_code(runtime: Any) -> Callable[[str], bool]:
+    """Whether a frame's file name is the notebook's code: its module, or a cell run as code."""
+    if isinstance(runtime, NotebookRuntime):
+        return runtime.runs_code_of
+    return lambda filename: filename == runtime.filename or filename in runtime.cell_files
 
 
 def _notebook_module(item: pytest.Item) -> Any:

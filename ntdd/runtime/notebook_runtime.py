@@ -24,6 +24,7 @@ import bisect
 import contextlib
 import inspect
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Callable, Iterator, MutableMapping
@@ -37,7 +38,7 @@ from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
-from ntdd.runtime import steps
+from ntdd.runtime import containment, steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
@@ -48,7 +49,7 @@ from ntdd.runtime.isolation import (
     own_modules,
 )
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
-from ntdd.runtime.shell import ShellFactory, display
+from ntdd.runtime.shell import NtddWarning, ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
 
 END = sys.maxsize  # the position of a test found in no cell: after every cell
@@ -105,6 +106,7 @@ class NotebookRuntime:
         self._runs: dict[str, DeviceRun] = {}
         self._active: DeviceRun | None = None
         self._outside: ProcessState | None = None  # the process before the notebook ran
+        self._threads: frozenset[threading.Thread] = frozenset()  # those before it ran
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
@@ -226,6 +228,7 @@ class NotebookRuntime:
         for failure in self._failures:
             _clear_frames(failure)
         self._failures.clear()
+        self._leave_threads()
         if self._active is not None:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
@@ -237,6 +240,23 @@ class NotebookRuntime:
         self.namespace.update(self._pristine or self._base)
         self._runs.clear()
         self._active = self._outside = self._config = None
+
+    def _leave_threads(self) -> None:
+        """Threads the cells started and left running: a kernel would be shut down now.
+
+        Each is reported and abandoned: pytest would otherwise wait for it at
+        exit, after its last line ("1 passed"), for ever.
+        """
+        for thread in containment.stray_threads(self._threads):
+            warnings.warn(
+                NtddWarning(
+                    f"{self.display_path}: thread {thread.name!r} (started by its cells) is still "
+                    "running after the notebook's last test; a kernel would be shut down here, "
+                    "so the run does not wait for it at exit"
+                ),
+                stacklevel=1,
+            )
+            containment.abandon(thread)
 
     # -- the cursor ------------------------------------------------------
 
@@ -361,6 +381,7 @@ class NotebookRuntime:
     def _start(self, config: pytest.Config) -> None:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
+        self._threads = frozenset(threading.enumerate())
         if BASELINE not in config.stash:
             config.stash[BASELINE] = ProcessState.baseline()
         if not self._pristine:
