@@ -235,7 +235,12 @@ class _KeptOpen:
 
 def stray_threads(before: frozenset[threading.Thread]) -> list[threading.Thread]:
     """Threads started since *before* that interpreter exit would wait for."""
-    return [t for t in threading.enumerate() if t not in before and not t.daemon and t.is_alive()]
+    main = threading.main_thread()
+    return [
+        t
+        for t in threading.enumerate()
+        if t not in before and t is not main and not t.daemon and t.is_alive()
+    ]
 
 
 def abandon(thread: threading.Thread) -> None:

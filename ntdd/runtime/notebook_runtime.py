@@ -247,6 +247,8 @@ class NotebookRuntime:
         Each is reported and abandoned: pytest would otherwise wait for it at
         exit, after its last line ("1 passed"), for ever.
         """
+        if self._outside is None:
+            return  # no cell ran (every test skipped before its setup): no thread is the cells'
         for thread in containment.stray_threads(self._threads):
             warnings.warn(
                 NtddWarning(
