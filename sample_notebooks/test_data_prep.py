@@ -2,18 +2,12 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
-# ntdd-render: ff85a458719521e0
+# ntdd-render: e3761607ecb272e4
 # ntdd-markers: 8
-# ntdd-frame: 8f398707101fcd98
+# ntdd-frame: 5705b840747741d7
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
-"""Tests of the notebook data_prep.ipynb, written by ntdd.
-
-The notebook's code cells follow in notebook order. Each test sees the
-notebook as Jupyter's Run All leaves it at the test's cell: every cell above
-it has run, none below. The cells run as the tests reach them, once per
-device; a test run out of order replays the notebook from its start. The
-working directory is the notebook's folder while its cells run.
-"""
+"""Tests of the notebook data_prep.ipynb, written by ntdd: each test sees
+the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""
 
 # Formatters would make the module differ from what ntdd writes:
 # fmt: off
@@ -25,28 +19,8 @@ __ntdd__ = NotebookRuntime(globals(), notebook='data_prep.ipynb', uses_device=Fa
 
 
 # %% ntdd fixtures
-def pytest_generate_tests(metafunc: pytest.Metafunc):
-    """Tests that use `device` run once per device of --ntdd-devices."""
-    __ntdd__.parametrize_devices(metafunc)
-
-
-@pytest.fixture(name="device", scope="module")
-def _ntdd_device(request: pytest.FixtureRequest):
-    """The device under test; the notebook runs once for each."""
-    return __ntdd__.device(request)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _ntdd_module():
-    """Frees the notebook's state, and puts the process back, after its last test."""
-    yield
-    __ntdd__.release()
-
-
-@pytest.fixture(autouse=True)
-def _ntdd_test(request: pytest.FixtureRequest):
-    """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
-    yield from __ntdd__.test(request)
+# `device`, and the fixtures that run the notebook's cells up to each test's cell:
+pytest_generate_tests, _ntdd_device, _ntdd_notebook, _ntdd_cells = __ntdd__.fixtures()
 
 
 # %% ntdd setup: cell 2, id 7e5d04ef

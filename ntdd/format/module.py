@@ -40,7 +40,7 @@ from ntdd.notebook import cell_code, markers
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
-FORMAT = 5
+FORMAT = 6
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "

@@ -146,6 +146,13 @@ class NotebookRuntime:
             self._layout = ModuleLayout.of(self.filename, self.namespace)
         return self._layout
 
+    def fixtures(self) -> tuple[Callable[..., Any], ...]:
+        """What the module binds for pytest: `pytest_generate_tests`, the `device`
+        fixture, and the fixtures that run the cells (`ntdd.runtime.fixtures`)."""
+        from ntdd.runtime.fixtures import module_fixtures
+
+        return module_fixtures(self)
+
     # -- devices ---------------------------------------------------------
 
     def parametrize_devices(self, metafunc: pytest.Metafunc) -> None:
