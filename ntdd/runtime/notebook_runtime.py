@@ -41,6 +41,7 @@ from ntdd.runtime import steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
+    Generators,
     ProcessState,
     forget,
     modules_mark,
@@ -75,6 +76,7 @@ class DeviceRun:
     process: ProcessState | None = None  # its process state, while another run's is live
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
     loop: Any = None  # its asyncio event loop, once a cell awaits
+    generators: Generators | None = None  # the random generators as its last cell left them
     cells_run: int = 0  # a kernel's execution count
 
     def event_loop(self) -> Any:
@@ -183,10 +185,14 @@ class NotebookRuntime:
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
         with self._as_main():
-            self._reach(run, self._position_of(request.node), request.node)
-            injection = injection_of(request.config)
-            if injection is not None:
-                injection.apply(self.namespace, device)
+            self.resume_generators()
+            try:
+                self._reach(run, self._position_of(request.node), request.node)
+                injection = injection_of(request.config)
+                if injection is not None:
+                    injection.apply(self.namespace, device)
+            finally:
+                self.keep_generators()
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
@@ -208,6 +214,21 @@ class NotebookRuntime:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
         __tracebackhide__ = True
         self._loop().run_until_complete(function(**arguments))
+
+    def resume_generators(self) -> None:
+        """Before the notebook's code runs: the random generators as its last cell left them.
+
+        Between two of its cells, a plugin may have reseeded them (pytest-randomly
+        does before each test phase); the notebook's draws go on as in *Run All*.
+        """
+        run = self._active
+        if run is not None and run.generators is not None:
+            run.generators.apply()
+
+    def keep_generators(self) -> None:
+        """After the notebook's code ran: note where its random generators stand."""
+        if self._active is not None:
+            self._active.generators = Generators.capture()
 
     def hold_failure(self, tb: types.TracebackType | None) -> None:
         """A test of this notebook failed (or xfailed): its frames are freed at `release`."""
@@ -400,6 +421,7 @@ class NotebookRuntime:
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.generators = None  # the baseline's, as a new kernel starts
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
