@@ -147,10 +147,13 @@ def test_a_rerun_after_a_timeout_starts_with_a_fresh_budget(
     assert (pytester.path / "runs.txt").read_text() == "2"
 
 
-SETUP_ONCE = [
-    "import pathlib\nwith pathlib.Path('setups.txt').open('a') as f:\n    f.write('ran\\n')",
-    *(f"# TEST: number {i}\nassert True" for i in range(6)),
-]
+def setup_once(name: str) -> list[str]:
+    """A notebook whose setup cell notes each time it runs, and six tests."""
+    return [
+        "import pathlib\n"
+        f"with pathlib.Path('setups.txt').open('a') as f:\n    f.write('{name}\\n')",
+        *(f"# TEST: number {i}\nassert True" for i in range(6)),
+    ]
 
 
 @pytest.mark.parametrize("dist", ["load", "loadgroup", "worksteal"])
@@ -158,12 +161,14 @@ def test_under_every_dist_mode_a_notebook_runs_its_setup_once(
     notebook: Any, pytester: pytest.Pytester, dist: str
 ) -> None:
     pytest.importorskip("xdist")
-    notebook(SETUP_ONCE, name="sub/once.ipynb")
+    for name in "abc":
+        notebook(setup_once(name), name=f"sub/{name}.ipynb")
+    pytester.makepyfile(test_plain="\n".join(f"def test_{i}(): pass" for i in range(6)))
     result = run(
         pytester, "--ntdd", "-n", "2", f"--dist={dist}", plugins=["xdist"], subprocess=True
     )
-    result.assert_outcomes(passed=6)
-    assert (pytester.path / "sub" / "setups.txt").read_text() == "ran\n"
+    result.assert_outcomes(passed=24)
+    assert sorted((pytester.path / "sub" / "setups.txt").read_text().split()) == ["a", "b", "c"]
 
 
 def _headline_counts(summary: Path) -> dict[str, int]:
