@@ -51,10 +51,10 @@ def seeded_notebook(notebook: Any) -> Path:
 @requires_torch
 @pytest.mark.parametrize("seed", [[], ["--randomly-seed=1"], ["--randomly-seed=2"]])
 def test_randomly_reseeding_changes_no_draw_of_a_seeded_notebook(
-    notebook: Any, pytester: pytest.Pytester, seed: list[str]
+    notebook: Any, run_notebook: Any, seed: list[str]
 ) -> None:
     seeded_notebook(notebook)
-    result = run(pytester, "--ntdd", "seeded.ipynb", *seed, plugins=["randomly"])
+    result = run_notebook("seeded.ipynb", *seed, "-p", "randomly")
     result.assert_outcomes(passed=3)
 
 
@@ -88,12 +88,12 @@ ASYNC = [
 
 @pytest.mark.parametrize("mode", ["auto", "strict"])
 def test_notebook_coroutines_run_on_the_notebooks_loop_under_pytest_asyncio(
-    notebook: Any, pytester: pytest.Pytester, mode: str
+    notebook: Any, run_notebook: Any, mode: str
 ) -> None:
     pytest.importorskip("pytest_asyncio")
     notebook(ASYNC)
     options = ["-o", f"asyncio_mode={mode}", "-o", "asyncio_default_fixture_loop_scope=function"]
-    result = run(pytester, "--ntdd", *options, plugins=["asyncio"])
+    result = run_notebook("nb.ipynb", *options, "-p", "asyncio")
     result.assert_outcomes(passed=2)
 
 

@@ -140,7 +140,7 @@ class Generators:
     """The random generators' states: `random`, numpy's and torch's global ones.
 
     A notebook's draws follow one another as in *Run All*; a plugin that reseeds
-    them before each test (pytest-randomly) must not break the sequence.
+    them before each test phase (`reseeds_per_test`) must not break the sequence.
     """
 
     random_state: Any
@@ -165,6 +165,14 @@ class Generators:
         torch: Any = sys.modules.get("torch")
         if self.torch_state is not None and _usable(torch):
             torch.set_rng_state(self.torch_state)
+
+
+def reseeds_per_test(config: pytest.Config) -> bool:
+    """Whether a plugin reseeds the generators before each test phase: pytest-randomly,
+    unless `--randomly-dont-reset-seed`. Only then are they kept between a notebook's
+    cells, which costs half a millisecond a test (numpy's state is slow to read)."""
+    randomly = config.pluginmanager.has_plugin("randomly")
+    return randomly and bool(config.getoption("randomly_reset_seed", True))
 
 
 def modules_mark() -> tuple[int, str]:

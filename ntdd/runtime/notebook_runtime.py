@@ -47,6 +47,7 @@ from ntdd.runtime.isolation import (
     modules_mark,
     modules_since,
     own_modules,
+    reseeds_per_test,
 )
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
 from ntdd.runtime.shell import ShellFactory, display
@@ -111,6 +112,7 @@ class NotebookRuntime:
         self._compiled: dict[int, types.CodeType] = {}
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
+        self._keeps_generators = False  # a plugin reseeds them between the notebook's cells
         self._running = ""  # the setup cell running now, for messages
         self._testing = ""  # the test cell whose test runs now, for messages
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
@@ -227,7 +229,7 @@ class NotebookRuntime:
 
     def keep_generators(self) -> None:
         """After the notebook's code ran: note where its random generators stand."""
-        if self._active is not None:
+        if self._keeps_generators and self._active is not None:
             self._active.generators = Generators.capture()
 
     def hold_failure(self, tb: types.TracebackType | None) -> None:
@@ -373,6 +375,7 @@ class NotebookRuntime:
     def _start(self, config: pytest.Config) -> None:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
+        self._keeps_generators = reseeds_per_test(config)
         if BASELINE not in config.stash:
             config.stash[BASELINE] = ProcessState.baseline()
         if not self._pristine:
