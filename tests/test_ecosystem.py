@@ -109,7 +109,9 @@ def test_a_marked_cell_fails_once_with_ntdds_timeout_beside_pytest_timeout(
 ) -> None:
     pytest.importorskip("pytest_timeout")
     timed_notebook(notebook)
-    result = run(pytester, "--ntdd", *given, plugins=["timeout"], subprocess=True)
+    # Its thread method ends the process (os._exit) where it fires: not pytester's own.
+    thread = "--timeout-method=thread" in given
+    result = run(pytester, "--ntdd", *given, plugins=["timeout"], subprocess=thread)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*NtddTimeout: timed.ipynb::test_sleeps timed out after 0.5 s*"])
     result.stdout.no_fnmatch_line("*Timeout >*")
@@ -156,6 +158,7 @@ def setup_once(name: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow  # a pytest process and its two xdist workers start
 @pytest.mark.parametrize("dist", ["load", "loadgroup", "worksteal"])
 def test_under_every_dist_mode_a_notebook_runs_its_setup_once(
     notebook: Any, pytester: pytest.Pytester, dist: str
