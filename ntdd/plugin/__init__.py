@@ -18,6 +18,7 @@ ntdd.commands.
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import TYPE_CHECKING, Any
 
@@ -127,6 +128,22 @@ def _register_scale_plugins(config: pytest.Config) -> None:
         config.pluginmanager.register(summary_writer(config), "ntdd-summary")
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
+    """A notebook's `async def` test stays ntdd's, whatever pytest-asyncio's mode."""
+    collected = yield
+    if collected and inspect.iscoroutinefunction(obj) and _in_notebook(collector):
+        from ntdd.plugin.beside_asyncio import plain_functions
+
+        return plain_functions(collected)
+    return collected
+
+
+def _in_notebook(collector: pytest.Collector) -> bool:
+    module = collector.getparent(pytest.Module)
+    return module is not None and hasattr(module.obj, "__ntdd__")
+
+
 class Dormant:
     """ntdd without `--ntdd`: asleep until a module ntdd generated is collected.
 
@@ -151,11 +168,11 @@ class Dormant:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
-        if config.getvalue("dist") != "load":
-            return None
-        from ntdd.plugin.xdist import NotebookScheduling
+        if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
+            return None  # xdist's own scheduler does not split a file
+        from ntdd.plugin.xdist import make_scheduler
 
-        return NotebookScheduling(config, log)
+        return make_scheduler(config, log)
 
 
 def _generated(item: pytest.Item) -> bool:

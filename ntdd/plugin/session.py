@@ -29,6 +29,7 @@ from ntdd.runtime.timeout import Deadline
 
 _deadline_key = pytest.StashKey[Deadline]()
 _cell_key = pytest.StashKey["CellLocation | None"]()
+_other_timeout_key = pytest.StashKey[float]()  # pytest-timeout's seconds for a test
 
 
 class NtddSession:
@@ -178,8 +179,14 @@ class NtddSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """An `async def` test of a notebook awaits on the notebook's event loop."""
+        """An `async def` test of a notebook awaits on the notebook's event loop.
+
+        Any test of a notebook draws from the random generators where its cells
+        left them (`pytest_runtest_makereport` notes where it leaves them).
+        """
         module = _notebook_module(pyfuncitem)
+        if module is not None and isinstance(module.__ntdd__, NotebookRuntime):
+            module.__ntdd__.resume_generators()
         function = pyfuncitem.obj
         if module is None or not inspect.iscoroutinefunction(function):
             return None
@@ -198,6 +205,8 @@ class NtddSession:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        if _deadline_key in item.stash:  # a rerun (pytest-rerunfailures): a fresh budget
+            del item.stash[_deadline_key]
         with self._contained(item):
             return (yield)
 
@@ -245,24 +254,50 @@ class NtddSession:
             yield
 
     def _timeout(self, item: pytest.Item) -> float | None:
+        """The cell's `@timeout`, else the stricter of ntdd's and pytest-timeout's own."""
         if _notebook_module(item) is None:
             return None
         mark = item.get_closest_marker("timeout")
-        if mark is not None and mark.args:
-            return float(mark.args[0])
-        return self.settings.timeout
+        given = mark.args[0] if mark is not None and mark.args else None
+        if mark is not None and given is None:
+            given = mark.kwargs.get("timeout")  # pytest-timeout's spelling
+        if given is not None:
+            return float(given) or None
+        limits = [self.settings.timeout, item.stash.get(_other_timeout_key, None)]
+        return min((s for s in limits if s), default=None)
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> bool | None:
+        """pytest-timeout's timer for a notebook test: ntdd's deadline keeps it, alone.
+
+        Two timers on one test fail it with whichever fires first. pytest-timeout's
+        `timeout` mark is the one ntdd reads (`@timeout` in a marker); its
+        `--timeout` counts for notebook tests without one.
+        """
+        if _notebook_module(item) is None:
+            return None
+        seconds = getattr(settings, "timeout", None)
+        if seconds:
+            item.stash[_other_timeout_key] = float(seconds)
+        return True
+
+    @pytest.hookimpl(tryfirst=True, optionalhook=True)
+    def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
+        return True if _notebook_module(item) is not None else None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         timeout.phase_ended()  # a deadline its phase left armed goes no further
+        runtime = _runtime(item)
+        if call.when == "call" and isinstance(runtime, NotebookRuntime):
+            runtime.keep_generators()
         where = _test_cell(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
             )
-        runtime = _runtime(item)
         if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
             _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
         if where is not None and call.excinfo is not None and call.when == "call":
@@ -302,11 +337,11 @@ class NtddSession:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a notebook's tests go to one worker, so its setup runs once."""
-        if config.getvalue("dist") != "load":
-            return None
-        from ntdd.plugin.xdist import NotebookScheduling
+        if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
+            return None  # xdist's own scheduler does not split a file
+        from ntdd.plugin.xdist import make_scheduler
 
-        return NotebookScheduling(config, log)
+        return make_scheduler(config, log)
 
 
 _nothing = contextlib.nullcontext

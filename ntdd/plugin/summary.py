@@ -17,7 +17,9 @@ from typing import Any
 import pytest
 
 MAX_LISTED = 50  # failures listed in full; GitHub caps a step summary at 1 MiB
-ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")
+ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")  # others follow, as met
+NOT_OUTCOMES = frozenset({"", "warnings", "deselected"})  # the terminal's other keys
+FAILING = ("failed", "error")  # words that make the headline red, alone or ending another
 
 
 @dataclass(frozen=True)
@@ -41,26 +43,56 @@ class SummaryWriter:
         self.problems: list[Problem] = []
         self.started = time.monotonic()
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        outcome = _outcome(report)
-        if outcome is None:
-            return
-        self.counts[outcome] += 1
-        if outcome in ("failed", "error"):
-            self.problems.append(_problem(report, outcome))
+        """Counted by the category pytest's terminal gives the report (a rerun's, a
+        subtest's); the terminal's own tally replaces these counts where there is one."""
+        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
+        category = status[0] if isinstance(status, tuple) and status else ""
+        if not category:
+            return  # the terminal counts it nowhere either (a setup that passed)
+        if getattr(report, "count_towards_summary", True):
+            self.counts[category] += 1
+        if report.failed:
+            self.problems.append(_problem(report, category))
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.counts["error"] += 1
-            self.problems.append(Problem(report.nodeid, "error", "collection", _message(report)))
+            self.problems.append(_problem(report, "error"))
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the summary
-        text = render(self.title, self.counts, self.problems, time.monotonic() - self.started)
+        counts, problems = self._terminals_tally() or (self.counts, self.problems)
+        failed = exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        seconds = time.monotonic() - self.started
+        text = render(self.title, counts, problems, seconds, failed=failed)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as f:
             f.write(text)
+
+    def _terminals_tally(self) -> tuple[Counter[str], list[Problem]] | None:
+        """The counts of pytest's terminal line, and its failures and errors.
+
+        Plugins amend the terminal's tally after the fact (pytest-rerunfailures
+        takes back the subtests of a run it reruns): the tally is read at the end.
+        """
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        stats = getattr(terminal, "stats", None)
+        if not isinstance(stats, dict):
+            return None  # `-p no:terminal`
+        counts: Counter[str] = Counter()
+        problems: list[Problem] = []
+        for category, reports in stats.items():
+            if category in NOT_OUTCOMES:
+                continue
+            for report in reports:
+                if getattr(report, "count_towards_summary", True):
+                    counts[category] += 1
+                if getattr(report, "failed", False):
+                    problems.append(_problem(report, category))
+        return counts, problems
 
 
 def summary_writer(config: pytest.Config) -> SummaryWriter | None:
@@ -73,10 +105,21 @@ def summary_writer(config: pytest.Config) -> SummaryWriter | None:
     return SummaryWriter(config, config.invocation_params.dir / raw, title)
 
 
-def render(title: str, counts: Counter[str], problems: list[Problem], seconds: float) -> str:
-    """The Markdown: a headline, then the failures and errors, if any."""
-    parts = [f"{counts[o]} {o}" for o in ORDER if counts[o]] or ["no tests ran"]
-    mark = "❌" if counts["failed"] or counts["error"] else "✅"
+def render(
+    title: str,
+    counts: Counter[str],
+    problems: list[Problem],
+    seconds: float,
+    failed: bool = False,
+) -> str:
+    """The Markdown: a headline, then the failures and errors, if any.
+
+    *failed*: the run's exit status says so, whatever the counts say.
+    """
+    words = [*ORDER, *sorted(set(counts) - set(ORDER))]
+    parts = [f"{counts[w]} {w}" for w in words if counts[w]] or ["no tests ran"]
+    failed = failed or any(counts[w] and _failing(w) for w in counts)
+    mark = "❌" if failed else "✅"
     lines = [f"### {mark} {title}: {', '.join(parts)} in {seconds:.1f} s", ""]
     if problems:
         lines += ["| test | outcome | where | message |", "|---|---|---|---|"]
@@ -90,20 +133,14 @@ def render(title: str, counts: Counter[str], problems: list[Problem], seconds: f
     return "\n".join(lines) + "\n"
 
 
-def _outcome(report: pytest.TestReport) -> str | None:
-    """The outcome word the terminal would count for this report, or None."""
-    if hasattr(report, "wasxfail"):
-        return "xfailed" if report.skipped else "xpassed"
-    if report.when == "call":
-        return report.outcome
-    if report.failed:
-        return "error"  # setup or teardown failed
-    if report.skipped:
-        return "skipped"  # skipped before the test ran
-    return None
+def _failing(word: str) -> bool:
+    """A category that fails the run: "failed", "error", or one ending so ("subtests failed")."""
+    return any(word == w or word.endswith(f" {w}") for w in FAILING)
 
 
-def _problem(report: pytest.TestReport, outcome: str) -> Problem:
+def _problem(report: Any, outcome: str) -> Problem:
+    if isinstance(report, pytest.CollectReport):
+        return Problem(report.nodeid, "error", "collection", _message(report))
     props = dict(report.user_properties)
     where = ""
     if "notebook" in props:

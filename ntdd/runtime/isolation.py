@@ -83,8 +83,15 @@ class ProcessState:
 
     @classmethod
     def baseline(cls) -> ProcessState:
-        """The session's starting state, with a seed of its own for generators imported later."""
-        return cls.capture(seed=random.SystemRandom().getrandbits(32))
+        """The session's starting state, with a seed for generators imported later.
+
+        The seed is drawn from a copy of `random`'s state: a run whose `random`
+        was seeded (pytest-randomly's `-p randomly_seed=N`) seeds numpy and torch
+        alike each time; any other run, as random as a new kernel.
+        """
+        draw = random.Random()
+        draw.setstate(random.getstate())
+        return cls.capture(seed=draw.getrandbits(32))
 
     @classmethod
     def capture(cls, seed: int = 0) -> ProcessState:
@@ -126,6 +133,46 @@ class ProcessState:
         torch = sys.modules.get("torch")
         if _usable(torch):
             (self.torch or TorchState.fresh(torch, self.seed)).apply(torch)
+
+
+@dataclass(frozen=True)
+class Generators:
+    """The random generators' states: `random`, numpy's and torch's global ones.
+
+    A notebook's draws follow one another as in *Run All*; a plugin that reseeds
+    them before each test phase (`reseeds_per_test`) must not break the sequence.
+    """
+
+    random_state: Any
+    numpy_state: Any
+    torch_state: Any
+
+    @classmethod
+    def capture(cls) -> Generators:
+        torch: Any = sys.modules.get("torch")
+        return cls(
+            random.getstate(),
+            _numpy_state(sys.modules.get("numpy")),
+            torch.get_rng_state() if _usable(torch) else None,
+        )
+
+    def apply(self) -> None:
+        """Put the states back; a generator imported since the capture is left as it is."""
+        random.setstate(self.random_state)
+        numpy: Any = sys.modules.get("numpy")
+        if self.numpy_state is not None and _numpy_state(numpy) is not None:
+            numpy.random.set_state(self.numpy_state)
+        torch: Any = sys.modules.get("torch")
+        if self.torch_state is not None and _usable(torch):
+            torch.set_rng_state(self.torch_state)
+
+
+def reseeds_per_test(config: pytest.Config) -> bool:
+    """Whether a plugin reseeds the generators before each test phase: pytest-randomly,
+    unless `--randomly-dont-reset-seed`. Only then are they kept between a notebook's
+    cells, which costs half a millisecond a test (numpy's state is slow to read)."""
+    randomly = config.pluginmanager.has_plugin("randomly")
+    return randomly and bool(config.getoption("randomly_reset_seed", True))
 
 
 def modules_mark() -> tuple[int, str]:

@@ -42,11 +42,13 @@ from ntdd.runtime import containment, steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
+    Generators,
     ProcessState,
     forget,
     modules_mark,
     modules_since,
     own_modules,
+    reseeds_per_test,
 )
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
 from ntdd.runtime.shell import NtddWarning, ShellFactory, display
@@ -76,6 +78,7 @@ class DeviceRun:
     process: ProcessState | None = None  # its process state, while another run's is live
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
     loop: Any = None  # its asyncio event loop, once a cell awaits
+    generators: Generators | None = None  # the random generators as its last cell left them
     cells_run: int = 0  # a kernel's execution count
 
     def event_loop(self) -> Any:
@@ -111,6 +114,7 @@ class NotebookRuntime:
         self._compiled: dict[int, types.CodeType] = {}
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
+        self._keeps_generators = False  # a plugin reseeds them between the notebook's cells
         self._running = ""  # the setup cell running now, for messages
         self._testing = ""  # the test cell whose test runs now, for messages
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
@@ -192,10 +196,14 @@ class NotebookRuntime:
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
         with self._as_main():
-            self._reach(run, self._position_of(request.node), request.node)
-            injection = injection_of(request.config)
-            if injection is not None:
-                injection.apply(self.namespace, device)
+            self.resume_generators()
+            try:
+                self._reach(run, self._position_of(request.node), request.node)
+                injection = injection_of(request.config)
+                if injection is not None:
+                    injection.apply(self.namespace, device)
+            finally:
+                self.keep_generators()
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
@@ -217,6 +225,21 @@ class NotebookRuntime:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
         __tracebackhide__ = True
         self._loop().run_until_complete(function(**arguments))
+
+    def resume_generators(self) -> None:
+        """Before the notebook's code runs: the random generators as its last cell left them.
+
+        Between two of its cells, a plugin may have reseeded them (pytest-randomly
+        does before each test phase); the notebook's draws go on as in *Run All*.
+        """
+        run = self._active
+        if run is not None and run.generators is not None:
+            run.generators.apply()
+
+    def keep_generators(self) -> None:
+        """After the notebook's code ran: note where its random generators stand."""
+        if self._keeps_generators and self._active is not None:
+            self._active.generators = Generators.capture()
 
     def hold_failure(self, tb: types.TracebackType | None) -> None:
         """A test of this notebook failed (or xfailed): its frames are freed at `release`."""
@@ -391,6 +414,7 @@ class NotebookRuntime:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
         self._threads = frozenset(threading.enumerate())
+        self._keeps_generators = reseeds_per_test(config)
         if BASELINE not in config.stash:
             config.stash[BASELINE] = ProcessState.baseline()
         if not self._pristine:
@@ -439,6 +463,7 @@ class NotebookRuntime:
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.generators = None  # the baseline's, as a new kernel starts
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
