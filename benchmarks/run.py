@@ -1,6 +1,6 @@
 """ntdd against nbval, nbmake and plain Python, and its cost as notebooks and tests grow.
 
-    python benchmarks/run.py                    # every workload but shards (about 12 minutes)
+    python benchmarks/run.py                    # every workload but shards (about 20 minutes)
     python benchmarks/run.py --quick            # small sizes, few rounds: a look, not figures
     python benchmarks/run.py --workload corpus  # one workload alone; repeat the flag for more
     python benchmarks/run.py --list             # the workloads, and the peers each needs
@@ -678,7 +678,7 @@ WORKLOADS = {
     "heavy": Workload(heavy, KERNEL_PEERS),
     "parallel": Workload(parallel, ("xdist",)),
     "real": Workload(real, (*KERNEL_PEERS, "xdist")),
-    "pinned": Workload(pinned, ()),
+    "pinned": Workload(pinned, ("torch",)),
     "collection": Workload(collection, ()),
     "tests": Workload(tests, ()),
     "unused": Workload(unused, ()),
