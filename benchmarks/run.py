@@ -1,6 +1,6 @@
 """ntdd against nbval, nbmake and plain Python, and its cost as notebooks and tests grow.
 
-    python benchmarks/run.py                    # every workload but shards (about 12 minutes)
+    python benchmarks/run.py                    # every workload but shards (about 20 minutes)
     python benchmarks/run.py --quick            # small sizes, few rounds: a look, not figures
     python benchmarks/run.py --workload corpus  # one workload alone; repeat the flag for more
     python benchmarks/run.py --list             # the workloads, and the peers each needs
@@ -333,6 +333,99 @@ def parallel(ctx: Context) -> Section:
     return section
 
 
+REAL_TOOLS = {
+    "pytest": "the same cells as pytest modules (`pytest test_*.py`)",
+    "ntdd": "`pytest --ntdd`",
+    "pytest -n 2": "the pytest modules, `-n 2`",
+    "ntdd -n 2": "`pytest --ntdd -n 2`",
+    "nbval": "`pytest --nbval-lax`",
+    "nbmake": "`pytest --nbmake`",
+}
+
+
+def real(ctx: Context) -> Section:
+    """The d2l chapters (torch): ntdd against nbval, nbmake and the pytest floor, CPU and wall."""
+    folder = ctx.scratch / "real"
+    notebooks = [p.name for p in workloads.real_chapters(folder)]
+    modules = [workloads.pytest_floor_module(folder / n, folder).name for n in notebooks]
+    measures = {
+        "pytest": Timed(pytest_cmd(None, *modules, cache=True), folder),
+        "ntdd": Timed(pytest_cmd("ntdd", "--ntdd", *notebooks, cache=True), folder),
+        "pytest -n 2": Timed(pytest_cmd(None, "-n", "2", *modules, cache=True), folder),
+        "ntdd -n 2": Timed(pytest_cmd("ntdd", "--ntdd", "-n", "2", *notebooks, cache=True), folder),
+        "nbval": Timed(pytest_cmd("nbval", "--nbval-lax", *notebooks, cache=True), folder),
+        "nbmake": Timed(pytest_cmd("nbmake", "--nbmake", *notebooks, cache=True), folder),
+    }
+    walls = ctx.compare("real", measures, ctx.sizes.peer_rounds)
+    cpus = {name: measures[name].cpu_figure(wall) for name, wall in walls.items()}
+    section = Section(
+        f"Real notebooks ({len(notebooks)} d2l chapters of tests/corpus/good/, "
+        f"a state check every {workloads.REAL_TEST_EVERY} code cells)",
+        ("runner", "wall, median (min–max)", "CPU", "÷ ntdd, wall, paired", "÷ ntdd, CPU, paired"),
+    )
+    for name, label in REAL_TOOLS.items():
+        section.rows.append(
+            (
+                label,
+                walls[name].describe(s),
+                cpus[name].describe(s),
+                ratio(walls[name], walls["ntdd"]).describe(x),
+                ratio(cpus[name], cpus["ntdd"]).describe(x),
+            )
+        )
+    floor = ratio(cpus["ntdd"], cpus["pytest"])
+    section.target(
+        "`--ntdd` ≤ 1.05× the pytest floor, CPU", floor.describe(x), floor.median <= 1.05
+    )
+    wall = ratio(walls["ntdd -n 2"], walls["ntdd"])
+    section.target(
+        "`--ntdd -n 2` no slower than `-n 0`, wall", wall.describe(x), wall.median <= 1.0
+    )
+    extra = paired(
+        lambda a, b, c, d: (a - b) - (c - d),
+        cpus["ntdd -n 2"],
+        cpus["ntdd"],
+        cpus["pytest -n 2"],
+        cpus["pytest"],
+    )
+    section.notes.append(
+        "CPU is the child's user + system time, its xdist workers included. `-n 2`'s extra CPU "
+        "beyond what the same `-n 2` costs the pytest modules (xdist's own start-up, and each "
+        f"worker importing torch again), paired: {extra.describe(s)}."
+    )
+    return section
+
+
+def pinned(ctx: Context) -> Section:
+    """Training notebooks with no `parameters` cell, with and without `--ntdd-param`."""
+    folder = ctx.scratch / "pinned"
+    notebooks = [p.name for p in workloads.training_notebooks(folder, 3)]
+    measures = {
+        "full": Timed(pytest_cmd("ntdd", "--ntdd", *notebooks, cache=True), folder),
+        "pinned": Timed(
+            pytest_cmd("ntdd", "--ntdd", "--ntdd-param", "num_epochs=1", *notebooks, cache=True),
+            folder,
+        ),
+    }
+    walls = ctx.compare("pinned", measures, ctx.sizes.rounds)
+    cpus = {name: measures[name].cpu_figure(wall) for name, wall in walls.items()}
+    section = Section(
+        f"Pinned ({len(notebooks)} training notebooks, `num_epochs = 100` set where they train)",
+        ("run", "wall, median (min–max)", "CPU", "÷ the full run, wall, paired"),
+    )
+    labels = {"full": "`pytest --ntdd`", "pinned": "`pytest --ntdd --ntdd-param num_epochs=1`"}
+    for name, label in labels.items():
+        section.rows.append(
+            (
+                label,
+                walls[name].describe(s),
+                cpus[name].describe(s),
+                ratio(walls[name], walls["full"]).describe(x),
+            )
+        )
+    return section
+
+
 def collection(ctx: Context) -> Section:
     """`pytest --ntdd --co` on many notebooks, with the module cache cold and warm."""
     count = ctx.sizes.notebooks
@@ -584,6 +677,8 @@ WORKLOADS = {
     "corpus": Workload(corpus, KERNEL_PEERS),
     "heavy": Workload(heavy, KERNEL_PEERS),
     "parallel": Workload(parallel, ("xdist",)),
+    "real": Workload(real, (*KERNEL_PEERS, "xdist")),
+    "pinned": Workload(pinned, ("torch",)),
     "collection": Workload(collection, ()),
     "tests": Workload(tests, ()),
     "unused": Workload(unused, ()),

@@ -137,3 +137,97 @@ def skewed_notebooks(folder: Path, count: int, seconds: float, seed: int = 14) -
             folder / name, [f"import time\ntime.sleep({sleep:.4f})\nwaited = True", *tests]
         )
     return planned
+
+
+# -- real notebooks, and the same cells as a hand-written pytest module -----------------
+
+REAL_TEST_EVERY = 4  # a state check after every fourth code cell, and one at the end
+
+
+def real_chapters(folder: Path) -> list[Path]:
+    """Workload real: the d2l chapters of tests/corpus/good/ (torch), with state checks.
+
+    The chapters have no `# TEST` cells of their own; a check goes in after
+    every fourth code cell, as a reader's tests would sit between the steps.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for source in sorted(CORPUS_GOOD.glob("d2l-*.ipynb")):
+        notebook = json.loads(source.read_text(encoding="utf-8"))
+        cells, seen = [], 0
+        for cell in notebook["cells"]:
+            cells.append(cell)
+            if cell["cell_type"] == "code":
+                seen += 1
+                if seen % REAL_TEST_EVERY == 0:
+                    cells.append(_cell(STATE_TEST.replace("state", f"state to code cell {seen}")))
+        cells.append(_cell(STATE_TEST))
+        notebook["cells"] = cells
+        target = folder / source.name
+        target.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
+        paths.append(target)
+    return paths
+
+
+SHELL = '''
+class _Shell:
+    """Just enough get_ipython() for the chapters' magics: they are dropped."""
+    def run_line_magic(self, name, line): return None
+    def run_cell_magic(self, name, line, cell): exec(cell, globals())
+
+
+def get_ipython():
+    return _SHELL
+
+
+_SHELL = _Shell()
+'''
+
+
+def pytest_floor_module(notebook: Path, folder: Path) -> Path:
+    """The floor for a pytest plugin: a notebook's cells as a hand-written pytest module.
+
+    Setup cells at module level, in order (IPython syntax transformed, as a
+    person would write it out); each `# TEST` cell a test function. The same
+    pytest then collects and runs it, without any notebook plugin.
+    """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    transform = TransformerManager().transform_cell
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    parts = [SHELL]
+    for number, cell in enumerate(cells):
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell["cell_type"] != "code" or not source.strip():
+            continue
+        code = transform(source)
+        if source.startswith("# TEST"):
+            body = "".join(f"    {line}\n" for line in code.splitlines())
+            parts.append(f"def test_cell_{number}():\n{body}")
+        else:
+            parts.append(code)
+    target = folder / f"test_{notebook.stem.replace('-', '_').replace('.', '_')}.py"
+    target.write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    return target
+
+
+TRAINING = [
+    "import torch\nfrom torch import nn\n\ntorch.manual_seed(0)",
+    "X = torch.randn(512, 20)\ny = (X[:, :5].sum(dim=1) > 0).long()",
+    "model = nn.Sequential(nn.Linear(20, 64), nn.ReLU(), nn.Linear(64, 2))\n"
+    "loss_fn = nn.CrossEntropyLoss()",
+    "# TEST: one logit per class\nassert model(X).shape == (512, 2)",
+    "num_epochs = {epochs}\nlr = 0.05\nopt = torch.optim.SGD(model.parameters(), lr=lr)\n"
+    "for epoch in range(num_epochs):\n    for i in range(0, len(X), 16):\n"
+    "        opt.zero_grad()\n        loss = loss_fn(model(X[i : i + 16]), y[i : i + 16])\n"
+    "        loss.backward()\n        opt.step()",
+    "# TEST: training ran and the loss is finite\nassert torch.isfinite(loss)",
+    "# TEST: predictions are class indices\nassert set(model(X).argmax(1).tolist()) <= {{0, 1}}",
+]
+
+
+def training_notebooks(folder: Path, count: int, epochs: int = 100) -> list[Path]:
+    """Workload pinned: notebooks that train where they set `num_epochs`, with no
+    `parameters` cell, as the real training notebooks tried have none."""
+    cells = [c.format(epochs=epochs) for c in TRAINING]
+    return [write_notebook(folder / f"train_{i}.ipynb", cells) for i in range(count)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -120,3 +121,28 @@ def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: P
     assert "| `ntdd faults` (2 faults, forked) | " in report
     assert "| `ntdd faults --no-fork` (2 faults, one run each) | " in report
     assert "Target: `ntdd faults` ≤ 3\u00d7 one test run: " in report
+
+
+def _workloads() -> ModuleType:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import workloads
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    return workloads
+
+
+def test_the_pytest_floor_holds_the_notebooks_cells_and_one_test_per_test_cell(
+    tmp_path: Path,
+) -> None:
+    """The `real` workload's floor is the same cells as plain pytest modules: no cell
+    left out, none added, a test function for each `# TEST` cell."""
+    pytest.importorskip("IPython")
+    workloads = _workloads()
+    for notebook in workloads.real_chapters(tmp_path):
+        module = workloads.pytest_floor_module(notebook, tmp_path)
+        source = module.read_text(encoding="utf-8")
+        compile(source, str(module), "exec")
+        cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+        tests = [c for c in cells if "".join(c["source"]).startswith("# TEST")]
+        assert source.count("\ndef test_cell_") == len(tests) > 1, module.name

@@ -88,7 +88,7 @@ def test_a_bad_override_is_a_usage_error_naming_it(
 def test_without_a_parameters_cell_overrides_go_in_before_the_first_cell(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
-    notebook(["epochs = 20 if not quick else 1", "# TEST\nassert epochs == 1"])
+    notebook(["quick = False", "epochs = 20 if not quick else 1", "# TEST\nassert epochs == 1"])
     run(pytester, "--ntdd", "--ntdd-param", "quick=True", "nb.ipynb").assert_outcomes(passed=1)
 
 

@@ -13,7 +13,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntdd.errors import ConfigError
-from ntdd.plugin.balance import load_durations, parse_shard, partition, weigh
+from ntdd.plugin.balance import (
+    SECONDS_PER_WORKER,
+    load_durations,
+    parse_shard,
+    partition,
+    weigh,
+    workers_that_pay,
+)
 
 # -- the partition, on plain values ---------------------------------------------
 
@@ -288,6 +295,51 @@ def test_an_empty_shard_passes_under_xdist_too(notebook: Any, pytester: pytest.P
     )
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(["ntdd: shard 2/2 has nothing to run*"])
+
+
+@pytest.mark.parametrize(
+    ("seconds", "cpus", "workers"),
+    [
+        (SECONDS_PER_WORKER * 1.9, 4, 0),  # one worker's worth: no xdist at all
+        (SECONDS_PER_WORKER * 3, 4, 3),
+        (SECONDS_PER_WORKER * 100, 4, 4),  # never more than the cores
+        (SECONDS_PER_WORKER * 100, 1, 0),
+    ],
+)
+def test_auto_workers_are_as_many_as_the_recorded_work_pays_for(
+    seconds: float, cpus: int, workers: int
+) -> None:
+    assert workers_that_pay(seconds, cpus) == workers
+
+
+WORKER = (
+    "# TEST: runs without xdist workers\nimport os\nassert 'PYTEST_XDIST_WORKER' not in os.environ"
+)
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_n_auto_starts_no_workers_where_the_recorded_work_does_not_pay(
+    notebook: Any, pytester: pytest.Pytester, recorded: bool
+) -> None:
+    pytest.importorskip("xdist")
+    notebook([WORKER], name="a.ipynb")
+    notebook([WORKER], name="b.ipynb")
+    if recorded:
+        (pytester.path / "d.json").write_text('{"a.ipynb": 3.0, "b.ipynb": 4.0}')
+    result = run(
+        pytester,
+        "--ntdd",
+        "--ntdd-shard",
+        "1/1",
+        "-n",
+        "auto",
+        "--ntdd-durations",
+        "d.json",
+        ".",
+        plugins=["xdist"],
+        subprocess=True,
+    )
+    result.assert_outcomes(passed=2)
 
 
 def test_the_shard_options_are_in_pytest_help(pytester: pytest.Pytester) -> None:

@@ -175,6 +175,17 @@ class Dormant:
         return make_scheduler(config, log)
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` with a durations file: as many workers as this shard's work pays for.
+
+    Without one, xdist decides (a worker per core).
+    """
+    from ntdd.plugin.shards import auto_workers
+
+    return auto_workers(config)
+
+
 def _generated(item: pytest.Item) -> bool:
     return getattr(getattr(item, "module", None), "__ntdd__", None) is not None
 

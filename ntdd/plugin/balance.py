@@ -119,3 +119,19 @@ def _is_seconds(value: object) -> bool:
         and math.isfinite(value)
         and value >= 0
     )
+
+
+# Recorded seconds of notebook work that pay for one more xdist worker. Each
+# worker starts pytest and imports the notebooks' libraries again (torch: a
+# second or two of CPU); on the d2l chapters `-n 2` cost twice the CPU of
+# `-n 0` and lost on wall time too (benchmarks/RESULTS.md, "Real notebooks").
+SECONDS_PER_WORKER = 15.0
+
+
+def workers_that_pay(seconds: float, cpus: int) -> int:
+    """How many xdist workers *seconds* of recorded work pay for; 0: none (no xdist).
+
+    One worker is never worth it (a controller and a worker, for the work of one).
+    """
+    workers = min(cpus, int(seconds // SECONDS_PER_WORKER))
+    return workers if workers >= 2 else 0

@@ -28,6 +28,7 @@ from ntdd.plugin.balance import (
     parse_shard,
     partition,
     weigh,
+    workers_that_pay,
 )
 
 # What a worker tells the xdist controller, in its `workeroutput`: the controller
@@ -233,3 +234,22 @@ def _shown(path: Path, config: pytest.Config) -> str:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
+
+
+def auto_workers(config: pytest.Config) -> int | None:
+    """`-n auto`'s worker count from the durations file: this shard's share of its
+    seconds, a worker per `SECONDS_PER_WORKER`. None (xdist's own count) where no
+    file is named; 0 where it is not recorded yet: nothing says workers would pay."""
+    try:
+        path, source = _durations_option(config)
+        if path is None:
+            return None
+        if not path.exists():
+            return 0
+        seconds = sum(load_durations(path, source).values())
+        raw = config.getoption("ntdd_shard")
+        if raw:
+            seconds /= parse_shard(raw, "--ntdd-shard").count
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+    return workers_that_pay(seconds, os.cpu_count() or 1)

@@ -27,7 +27,7 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Callable, Iterator, MutableMapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
-from ntdd.runtime import containment, steps
+from ntdd.runtime import containment, pinning, steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
@@ -102,6 +102,8 @@ class NotebookRuntime:
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
         self._setup: list[SetupStep] = []
         self._parameters: ParametersStep | None = None
+        self._pins: dict[int, frozenset[str]] = {}  # setup cells whose assignments are pinned
+        self._unassigned = ""  # why the run's parameters cannot be right, or ""
         self._layout: ModuleLayout | None = None
         self._steps: list[Step] = []
         self._positions: list[float] = []  # the steps' positions, for bisection
@@ -141,7 +143,11 @@ class NotebookRuntime:
             return ""
         where = f"after cell {step.index}" if step.after else f"before cell {step.index}"
         values = ", ".join(f"{name}={value!r}" for name, value in step.values.items())
-        return f"{self.display_path}: test parameters {values} ({where})"
+        pinned = [
+            f"pinned against cell {index}'s {', '.join(sorted(names))}"
+            for index, names in sorted(self._pins_of(step).items())
+        ]
+        return f"{self.display_path}: test parameters {values} ({'; '.join([where, *pinned])})"
 
     @property
     def layout(self) -> ModuleLayout:
@@ -195,6 +201,8 @@ class NotebookRuntime:
         self._config = request.config
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
+        if self._unassigned:
+            pytest.fail(f"{self.display_path}: {self._unassigned}", pytrace=False)
         with self._as_main():
             self.resume_generators()
             try:
@@ -337,7 +345,9 @@ class NotebookRuntime:
     def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
         __tracebackhide__ = True
         self._running = self.cell_filename(step.index, step.id)
-        names = PinnedDevice(self.namespace, run.device) if step.assigns_device else None
+        pinned = self._pins.get(step.index, frozenset())
+        device = run.device if step.assigns_device else None
+        names = pinning.PinnedNames(self.namespace, device, pinned) if device or pinned else None
         try:
             steps.execute(self._compile(step), self.namespace, run.event_loop, names)
         except BaseException as e:
@@ -424,6 +434,8 @@ class NotebookRuntime:
             parameters = self._parameters_step(config, cells)
             if parameters is not None:
                 cells.append(parameters)
+                self._pins = self._pins_of(parameters)
+                self._unassigned = pinning.unassigned(parameters.values, self._setup_code())
             self._steps = sorted(cells, key=lambda s: s.position)
             self._positions = [s.position for s in self._steps]
 
@@ -446,6 +458,14 @@ class NotebookRuntime:
                 return None
             return ParametersStep(first, False, overrides)
         return ParametersStep(step.index, step.after, {**step.values, **overrides})
+
+    def _pins_of(self, step: ParametersStep) -> dict[int, frozenset[str]]:
+        """The setup cells below *step* that assign one of its names: each keeps the value."""
+        below = [(index, code) for index, code in self._setup_code() if index > step.position]
+        return pinning.pins(below, step.values)
+
+    def _setup_code(self) -> list[tuple[int, str]]:
+        return [(s.index, s.code) for s in self._setup]
 
     def _fresh(self, run: DeviceRun, config: pytest.Config) -> None:
         """*run* as a new kernel: no cell run, the process as the session started."""
@@ -540,44 +560,6 @@ class NotebookRuntime:
 
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"
-
-
-class PinnedDevice(MutableMapping[str, Any]):
-    """Module-level names of a setup cell, with `device` pinned to the device under test.
-
-    The usual `device = torch.device("cuda" if ... else "cpu")` then builds the
-    model on the device the test runs for. Every other name goes straight to
-    the module's globals, so functions defined in the cell see them.
-    """
-
-    def __init__(self, namespace: dict[str, Any], device: str) -> None:
-        self._ns = namespace
-        self._device = device
-
-    def __getitem__(self, key: str) -> Any:
-        return self._ns[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self._ns[key] = pin_device(value, self._device) if key == DEVICE else value
-
-    def __delitem__(self, key: str) -> None:
-        del self._ns[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._ns)
-
-    def __len__(self) -> int:
-        return len(self._ns)
-
-
-def pin_device(value: Any, device: str) -> Any:
-    """*value* moved to *device* if it names a device (a string or `torch.device`)."""
-    if isinstance(value, str):
-        return device
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.device):
-        return torch.device(device)
-    return value
 
 
 def device_value(name: str) -> Any:
