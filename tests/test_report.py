@@ -51,7 +51,11 @@ class Elements(HTMLParser):
 
     def cells(self) -> dict[str, str]:
         """Each cell's anchor and its verdict."""
-        return {e["id"]: e["data-ntdd-outcome"] for e in self.marked if "ntdd-cell" in e.get("class", "").split()}
+        return {
+            e["id"]: e["data-ntdd-outcome"]
+            for e in self.marked
+            if "ntdd-cell" in e.get("class", "").split()
+        }
 
     def badges(self) -> list[tuple[str, str, str]]:
         return [
@@ -88,7 +92,9 @@ def test_a_failure_shows_its_message_and_the_notebooks_part_of_its_traceback(
 ) -> None:
     notebook(CELLS)
     html = report_of(pytester, "nb.ipynb")
-    failure = re.search(r'<div class="ntdd-failure" data-ntdd-outcome="failed".*?</div>', html, re.S)
+    failure = re.search(
+        r'<div class="ntdd-failure" data-ntdd-outcome="failed".*?</div>', html, re.S
+    )
     assert failure is not None
     text = failure.group(0)
     assert "nb.ipynb::test_fails: AssertionError: x is not two" in text
@@ -111,7 +117,7 @@ def test_a_setup_cell_that_raised_is_marked_and_the_tests_it_errored_say_so(
         "nb-1-cell-3": "error",
         "nb-1-cell-4": "error",
     }
-    assert 'setup cell 2, id' in html and "ZeroDivisionError: division by zero" in html
+    assert "setup cell 2, id" in html and "ZeroDivisionError: division by zero" in html
     assert "setup.ipynb::test_second: setup failed for device 'cpu': setup.ipynb" in html
 
 
@@ -165,7 +171,9 @@ def test_without_nbconvert_the_option_is_a_usage_error(
     monkeypatch.setitem(sys.modules, "nbconvert", None)  # as if it were not installed
     result = run(pytester, "--ntdd", "--ntdd-report=r.html", "nb.ipynb")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    error = "ntdd: --ntdd-report r.html: the report is rendered with nbconvert, which is not installed"
+    error = (
+        "ntdd: --ntdd-report r.html: the report is rendered with nbconvert, which is not installed"
+    )
     assert error in result.stderr.str() and "pip install 'ntdd[nbconvert]'" in result.stderr.str()
 
 
@@ -200,7 +208,9 @@ def test_each_shard_writes_its_own_report(notebook: Any, pytester: pytest.Pytest
     pages = [report_of(pytester, f"--ntdd-shard={k}/2", ".", name=f"r{k}.html") for k in (1, 2)]
     shown = [re.findall(r'href="#nb-\d+">(\w)\.ipynb', page) for page in pages]
     assert sorted(shown) == [["a"], ["b"]]
-    assert all(f"<dt>shard</dt><dd>{k}/2</dd>" in page for k, page in zip((1, 2), pages))
+    assert all(
+        f"<dt>shard</dt><dd>{k}/2</dd>" in page for k, page in zip((1, 2), pages, strict=True)
+    )
 
 
 def test_the_page_loads_nothing_from_the_network(notebook: Any, pytester: pytest.Pytester) -> None:
@@ -294,5 +304,7 @@ def test_in_chromium_the_samples_report_renders_and_takes_a_screenshot(
     assert {"passed", "xfailed"} <= set(page.cells().values())
     assert {"passed", "xfailed", "skipped"} <= {outcome for _, _, outcome in page.badges()}
     shot = tmp_path / "report.png"
-    chromium(pytester.path / "report.html", tmp_path, f"--screenshot={shot}", "--window-size=1280,2000")
+    chromium(
+        pytester.path / "report.html", tmp_path, f"--screenshot={shot}", "--window-size=1280,2000"
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

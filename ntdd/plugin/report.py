@@ -81,9 +81,7 @@ class ReportWriter:
     # -- where the tests run -------------------------------------------------
 
     @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Any:
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
         report.ntdd_cells = [_capped(run).as_dict() for run in self.log.take()]
         runtime = _runtime(item)
@@ -209,7 +207,12 @@ def _section(report: pytest.TestReport, stream: str) -> str:
 
 def _capped(run: CellRun) -> CellRun:
     return CellRun(
-        run.index, run.cell_id, run.device, run.seconds, _cap(run.stdout), _cap(run.stderr),
+        run.index,
+        run.cell_id,
+        run.device,
+        run.seconds,
+        _cap(run.stdout),
+        _cap(run.stderr),
         run.error,
     )
 

@@ -122,9 +122,7 @@ def _cell_meta(anchor: str, tests: list[dict[str, Any]], runs: list[CellRun]) ->
     error = next((run.error for run in runs if run.error), "")
     outcomes = [t["outcome"] for t in tests] + (["error"] if error else [])
     seconds = [t["seconds"] for t in tests] or [run.seconds for run in runs[:1]]
-    notes = [
-        f"{run.device}: output capped" for run in runs if "… output capped:" in run.stdout
-    ]
+    notes = [f"{run.device}: output capped" for run in runs if "… output capped:" in run.stdout]
     return {
         "anchor": anchor,
         "kind": "test" if tests else "setup" if runs else "not-run",
@@ -141,7 +139,8 @@ def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[Any]:
     from nbformat.v4 import new_output
 
     outputs = []
-    streams = [(t["stdout"], t["stderr"]) for t in tests] or [(r.stdout, r.stderr) for r in runs[:1]]
+    streams = [(t["stdout"], t["stderr"]) for t in tests]
+    streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]
     for stdout, stderr in streams:
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             if text:

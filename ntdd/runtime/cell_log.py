@@ -91,7 +91,7 @@ def recorded(
     *describe* formats what the cell raised, if it raises.
     """
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
-    sys.stdout, sys.stderr = out, err  # type: ignore[assignment]
+    sys.stdout, sys.stderr = out, err
     start = time.perf_counter()
     error = ""
     try:
