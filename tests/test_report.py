@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ def test_a_failure_shows_its_message_and_the_notebooks_part_of_its_traceback(
         r'<div class="ntdd-failure" data-ntdd-outcome="failed".*?</div>', html, re.S
     )
     assert failure is not None
-    text = failure.group(0)
+    text = unescape(failure.group(0))
     assert "nb.ipynb::test_fails: AssertionError: x is not two" in text
     # The frames are the cell's, by cell and line; none of pytest's or ntdd's.
     assert "nb.ipynb, cell 4 (id " in text and ", line 4, in test_fails" in text
@@ -109,7 +110,7 @@ def test_a_setup_cell_that_raised_is_marked_and_the_tests_it_errored_say_so(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(SETUP_FAILS, name="setup.ipynb")
-    html = report_of(pytester, "setup.ipynb")
+    html = unescape(report_of(pytester, "setup.ipynb"))
     cells = Elements(html).cells()
     assert cells == {
         "nb-1-cell-1": "",

@@ -33,21 +33,66 @@ def write_report(path: Path, run: RunResults) -> None:
 
 
 def render_report(run: RunResults) -> str:
-    from nbconvert import HTMLExporter
-    from nbformat.v4 import new_notebook
+    import nbformat
 
-    cells: list[Any] = []
+    cells: list[dict[str, Any]] = []
     books = []
     for number, notebook in enumerate(run.notebooks, 1):
         book = _heading(notebook, f"nb-{number}")
         books.append(book)
         cells += _cells_of(notebook, book)
-    nb = new_notebook(cells=cells, metadata={"language_info": {"name": "python"}})
-    exporter = HTMLExporter(template_name="report", extra_template_basedirs=[str(template_dir())])
-    html, _ = exporter.from_notebook_node(
-        nb, resources={"ntdd": _header(run, books), "metadata": {"name": "ntdd report"}}
+    nb = nbformat.from_dict(
+        {
+            "cells": cells,
+            "metadata": {"language_info": {"name": "python"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
     )
+    resources = {"ntdd": _header(run, books), "metadata": {"name": "ntdd report"}}
+    html, _ = _exporter().from_notebook_node(nb, resources=resources)
     return str(html)
+
+
+def _exporter() -> Any:
+    """nbconvert's HTML exporter with our template, made for a page of many notebooks.
+
+    Validated once, not after each preprocessor; and without the exporter's last
+    pass, which parses the whole page again to add `tabindex` and `alt`
+    attributes (the page's cells have no images): for 200 notebooks that pass
+    took as long as the rendering.
+    """
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters import TemplateExporter
+
+    class ReportExporter(HTMLExporter):
+        def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
+            self.register_filter("highlight_code", Highlight())  # type: ignore[no-untyped-call]
+            resources = self._init_resources(resources)  # type: ignore[no-untyped-call]
+            return TemplateExporter.from_notebook_node(self, nb, resources)
+
+    return ReportExporter(  # type: ignore[no-untyped-call]
+        template_name="report",
+        extra_template_basedirs=[str(template_dir())],
+        optimistic_validation=True,
+    )
+
+
+class Highlight:
+    """nbconvert's `highlight_code` filter, with its lexer and formatter made once:
+    nbconvert's makes IPython's lexer anew for each cell, a third of the page's time."""
+
+    def __init__(self) -> None:
+        from IPython.lib.lexers import IPython3Lexer
+        from pygments.formatters import HtmlFormatter
+
+        self.lexer = IPython3Lexer()
+        self.formatter = HtmlFormatter(cssclass=" highlight hl-ipython3")
+
+    def __call__(self, source: str, language: str | None = None, metadata: Any = None) -> str:
+        from pygments import highlight
+
+        return str(highlight(source or " ", self.lexer, self.formatter))
 
 
 def _header(run: RunResults, books: list[dict[str, Any]]) -> dict[str, Any]:
@@ -88,9 +133,7 @@ def _heading(notebook: NotebookResults, anchor: str) -> dict[str, Any]:
 
 def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
     """The notebook's cells with this run's outputs, verdicts and times, opened by a heading."""
-    from nbformat.v4 import new_code_cell, new_markdown_cell, new_raw_cell
-
-    opening = new_raw_cell("", metadata={"ntdd": {"heading": book}})
+    opening = _cell("raw", book["anchor"], "", {"heading": book})
     try:
         read = read_notebook(notebook.path)
     except NtddError as e:
@@ -102,20 +145,23 @@ def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
     count = 0
     for cell in read.cells:
         anchor = f"{book['anchor']}-cell-{cell.index}"
-        if cell.cell_type == "markdown":
-            cells.append(new_markdown_cell(cell.source, metadata={"ntdd": {"anchor": anchor}}))
-            continue
         if cell.cell_type != "code":
-            cells.append(new_raw_cell(cell.source, metadata={"ntdd": {"anchor": anchor}}))
+            kind = "markdown" if cell.cell_type == "markdown" else "raw"
+            cells.append(_cell(kind, anchor, cell.source, {"anchor": anchor}))
             continue
         mine, ran = tests.get(cell.index, []), runs.get(cell.index, [])
         count += bool(mine or ran)
-        meta = _cell_meta(anchor, mine, ran)
-        code = new_code_cell(cell.source, metadata={"ntdd": meta}, outputs=_outputs(mine, ran))
-        code.execution_count = count if (mine or ran) else None
+        code = _cell("code", anchor, cell.source, _cell_meta(anchor, mine, ran))
+        code.update(outputs=_outputs(mine, ran), execution_count=count if mine or ran else None)
         cells.append(code)
         book["anchors"][cell.index] = anchor
     return cells
+
+
+def _cell(kind: str, anchor: str, source: str, ntdd: dict[str, Any]) -> dict[str, Any]:
+    """A cell as nbformat's JSON has it: built as a dict, for nbformat's
+    constructors validate each cell, which for thousands of cells takes seconds."""
+    return {"id": anchor, "cell_type": kind, "source": source, "metadata": {"ntdd": ntdd}}
 
 
 def _cell_meta(anchor: str, tests: list[dict[str, Any]], runs: list[CellRun]) -> dict[str, Any]:
@@ -134,17 +180,15 @@ def _cell_meta(anchor: str, tests: list[dict[str, Any]], runs: list[CellRun]) ->
     }
 
 
-def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[Any]:
+def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str, Any]]:
     """The cell's output in this run: its first device's run; a test cell's, each test's."""
-    from nbformat.v4 import new_output
-
     outputs = []
     streams = [(t["stdout"], t["stderr"]) for t in tests]
     streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]
     for stdout, stderr in streams:
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             if text:
-                outputs.append(new_output("stream", name=name, text=text))
+                outputs.append({"output_type": "stream", "name": name, "text": text})
     return outputs
 
 
