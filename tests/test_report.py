@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLES, code, md, run
+from conftest import SAMPLES, code, export, md, run
 from nbformat.v4 import new_output
+
+from ntdd.format.paths import module_path
 
 CELLS = [
     md("# A notebook\nIts *markdown* is rendered."),
@@ -156,6 +158,16 @@ def test_the_header_has_the_totals_the_options_and_a_table_of_contents(
     assert '<a href="#nb-2-cell-4">a.ipynb::test_fails</a>' in html
     assert '<a href="#nb-1-cell-3">b.ipynb::test_first</a>' in html
     assert 'id="nb-2-cell-4"' in html
+
+
+def test_an_exported_module_run_by_plain_pytest_reports_its_notebook(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    path = notebook(CELLS)
+    assert export(path) == 0
+    run(pytester, str(module_path(path)), "--ntdd-report=r.html")
+    cells = Elements((pytester.path / "r.html").read_text()).cells()
+    assert cells["nb-1-cell-3"] == "passed" and cells["nb-1-cell-4"] == "failed"
 
 
 def test_tool_ntdd_report_writes_it_too(notebook: Any, pytester: pytest.Pytester) -> None:
