@@ -136,6 +136,23 @@ def test_cells_show_this_runs_output_and_time_not_their_saved_outputs(
     assert re.search(r'<span class="ntdd-seconds">\d+ ms</span>', html)
 
 
+def test_a_cell_sees_the_same_streams_with_a_report_as_without(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The copy of a setup cell's output changes nothing the cell can see."""
+    notebook(
+        [
+            "import sys\nstreams = [(s.encoding, s.isatty(), s.errors) for s in (sys.stdout, sys.stderr)]",  # noqa: E501
+            "# TEST: the streams are the usual ones\nassert all(e for e, _, _ in streams), streams",
+            "# TEST: both ways alike\nprint(streams)",
+        ]
+    )
+    without = run(pytester, "--ntdd", "-s", "nb.ipynb")
+    html = report_of(pytester, "-s", "nb.ipynb")
+    without.assert_outcomes(passed=2)
+    assert Elements(html).cells()["nb-1-cell-2"] == "passed"
+
+
 def test_a_cells_output_is_capped_with_a_note(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["print('y' * 50_000)", "# TEST: t\nassert True"])
     html = report_of(pytester, "nb.ipynb")

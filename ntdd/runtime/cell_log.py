@@ -16,7 +16,7 @@ import io
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any, TextIO
 
@@ -60,8 +60,12 @@ def cell_log_of(config: pytest.Config | None) -> CellLog | None:
     return config.stash.get(CELL_LOG, None) if config is not None else None
 
 
-class _Tee(io.TextIOBase):
-    """A stream that writes to the stream it replaced and keeps a copy."""
+class _Tee:
+    """A stream that writes to the stream it replaced and keeps a copy.
+
+    Everything else (`encoding`, `isatty()`, `fileno()`, `buffer`) is the
+    replaced stream's, so that a cell behaves as it does without a report.
+    """
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
@@ -71,10 +75,11 @@ class _Tee(io.TextIOBase):
         self.copy.write(text)
         return self._stream.write(text)
 
-    def flush(self) -> None:
-        self._stream.flush()
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
 
-    def __getattr__(self, name: str) -> Any:  # encoding, fileno, isatty...
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
 
