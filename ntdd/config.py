@@ -5,6 +5,7 @@
     template = "my_module.py.j2"  # a template of your own
     devices = ["cpu", "cuda"]     # devices that `device` tests run on
     timeout = 60                  # seconds per test, setup included
+    report = "ntdd-report.html"   # `pytest --ntdd` writes its HTML report there
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
     num_epochs = 1
@@ -31,7 +32,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KEYS = frozenset({"output", "template", "devices", "timeout", "parameters"})
+KEYS = frozenset({"output", "template", "devices", "timeout", "parameters", "report"})
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class Config:
     devices: tuple[str, ...] | None = None
     timeout: float | None = None
     parameters: Parameters = field(default_factory=Parameters)
+    report: Path | None = None  # where `pytest --ntdd` writes its HTML report
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -80,6 +82,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         devices=parse_devices(table["devices"], str(pyproject)) if "devices" in table else None,
         timeout=parse_timeout(table["timeout"], str(pyproject)) if "timeout" in table else None,
         parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
+        report=base / _str(table, "report", pyproject) if "report" in table else None,
         source=pyproject,
     )
 

@@ -117,7 +117,13 @@ def _run_step(
 ) -> None:
     output_file = temp / "output.txt"
     output_file.write_text("")
-    env = {k: _expand(str(v), contexts) for k, v in step.get("env", {}).items()}
+    outputs = {
+        f"steps.{step_id}.outputs.{key}": value
+        for step_id, values in done.outputs.items()
+        for key, value in values.items()
+    }
+    known = {**contexts, **outputs}
+    env = {k: _expand(str(v), known) for k, v in step.get("env", {}).items()}
     env.update(
         RUNNER_TEMP=str(temp),
         GITHUB_OUTPUT=str(output_file),
@@ -145,7 +151,14 @@ def _installs(script: str, install: str) -> str:
 
 
 def _expand(text: str, contexts: dict[str, str]) -> str:
-    return _EXPRESSION.sub(lambda m: contexts[m.group(1)], text)
+    """GitHub's expressions filled in; a step's output that no step here set (an
+    upload's, GitHub's own) is empty, as GitHub gives an output never set."""
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return contexts.get(name, "") if name.startswith("steps.") else contexts[name]
+
+    return _EXPRESSION.sub(value, text)
 
 
 def _condition(

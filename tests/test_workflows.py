@@ -395,6 +395,31 @@ def test_shards_writes_a_matrix_of_shards(repo: Path, capsys: pytest.CaptureFixt
     assert "strategy" not in load_job(dry_run(capsys)[0], "notebooks")
 
 
+def test_the_html_report_is_written_uploaded_and_linked_from_the_job_summary(
+    repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    workflow, _ = dry_run(capsys)
+    named = steps(workflow)
+    assert "ntdd[nbval,jupytext,nbconvert]" in named["Install"]["run"]
+    tests = named["Run the notebooks' tests"]["run"]
+    assert '--ntdd-report="$RUNNER_TEMP/ntdd-report.html"' in tests
+    upload = named["Upload the HTML report"]
+    assert upload["uses"] == "actions/upload-artifact@v4" and upload["id"] == "report"
+    assert upload["with"]["path"] == "${{ runner.temp }}/ntdd-report.html"
+    link = named["Link the HTML report from the job summary"]
+    assert link["env"] == {"URL": "${{ steps.report.outputs.artifact-url }}"}
+    summary = tmp_path / "summary.md"
+    url = "https://github.com/o/r/actions/runs/1/artifacts/2"
+    for given in ("", url):  # no upload, no link
+        env = {"URL": given, "GITHUB_STEP_SUMMARY": str(summary)}
+        assert run_script(link["run"], repo, env).returncode == 0
+    assert summary.read_text() == (
+        f"📓 [The notebooks, with each test's verdict: ntdd-report.html]({url})\n"
+    )
+    sharded = steps(dry_run(capsys, "--shards", "2")[0])
+    assert sharded["Upload the HTML report"]["with"]["name"] == "ntdd-report-${{ matrix.shard }}"
+
+
 VARIANTS = {
     "plain": [],
     "committed modules": ["--modules", "notebooks"],
@@ -726,8 +751,11 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
         "Pick the notebooks to test",
         "Check the generated test modules are current",
         "Run the notebooks' tests",
+        "Link the HTML report from the job summary",
     ]
     assert done.notebooks() == EVERY_NOTEBOOK
+    page = (done.temp / "ntdd-report.html").read_text()
+    assert 'data-ntdd-outcome="passed"' in page and "notebooks/ch1/intro.ipynb" in page
     cases = junit_cases(done.temp / "ntdd-junit.xml")
     assert ("notebooks.ch1.intro.ipynb", "test_doubles") in cases
     assert ("notebooks.ch1.intro.ipynb", "Cell 0") in cases  # nbval ran the setup cells
@@ -774,7 +802,10 @@ def test_the_faults_step_reports_every_picked_notebook_in_the_job_summary(
 ) -> None:
     """`ntdd faults --report "$GITHUB_STEP_SUMMARY" NB...`, a notebook without tests among them."""
     _, _, done = pushed_with_faults_and_gpu
-    assert done.ran[-1] == "Report which faults the tests catch"
+    assert done.ran[-2:] == [
+        "Report which faults the tests catch",
+        "Link the HTML report from the job summary",
+    ]
     summary = done.summary
     assert "### ✅ ntdd: " in summary  # the tests' summary stays: the report is appended
     assert "### ✅ ntdd faults: 0/0 applicable faults caught in 5 notebooks" in summary

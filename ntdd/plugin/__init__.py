@@ -96,6 +96,13 @@ def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
         metavar="FILE",
         help='append a Markdown summary of the results to FILE (e.g. "$GITHUB_STEP_SUMMARY")',
     )
+    group.addoption(
+        "--ntdd-report",
+        dest="ntdd_report",
+        metavar="FILE",
+        help="write the run as one HTML page to FILE: the notebooks, each test cell marked "
+        "with its verdict ([tool.ntdd] report; needs ntdd[nbconvert])",
+    )
     parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
 
 
@@ -112,7 +119,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _register_scale_plugins(config: pytest.Config) -> None:
-    """Sharding, durations and the job summary: loaded only when asked for."""
+    """Sharding, durations, the job summary and the report: loaded only when asked for."""
     if config.getoption("ntdd_shard") or config.getoption("ntdd_store_durations"):
         from ntdd.plugin.shards import durations_recorder, shard_plugin
 
@@ -126,6 +133,26 @@ def _register_scale_plugins(config: pytest.Config) -> None:
         from ntdd.plugin.summary import summary_writer
 
         config.pluginmanager.register(summary_writer(config), "ntdd-summary")
+    report = _report_path(config)
+    if report:
+        from ntdd.plugin.report import report_writer
+
+        config.pluginmanager.register(report_writer(config, report), "ntdd-report")
+
+
+def _report_path(config: pytest.Config) -> str | None:
+    """`--ntdd-report`, else `[tool.ntdd] report` (read only when ntdd is on)."""
+    given: str | None = config.getoption("ntdd_report")
+    if given or not (config.getoption("ntdd") or config.getini("ntdd")):
+        return given
+    from ntdd.config import load_config
+    from ntdd.errors import ConfigError
+
+    try:
+        path = load_config(config.rootpath).report
+    except ConfigError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+    return str(path) if path is not None else None
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

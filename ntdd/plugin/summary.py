@@ -47,8 +47,7 @@ class SummaryWriter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Counted by the category pytest's terminal gives the report (a rerun's, a
         subtest's); the terminal's own tally replaces these counts where there is one."""
-        status = self.config.hook.pytest_report_teststatus(report=report, config=self.config)
-        category = status[0] if isinstance(status, tuple) and status else ""
+        category = category_of(self.config, report)
         if not category:
             return  # the terminal counts it nowhere either (a setup that passed)
         if getattr(report, "count_towards_summary", True):
@@ -93,6 +92,13 @@ class SummaryWriter:
                 if getattr(report, "failed", False):
                     problems.append(_problem(report, category))
         return counts, problems
+
+
+def category_of(config: pytest.Config, report: pytest.TestReport) -> str:
+    """The category pytest's terminal counts *report* in (`passed`, `error`, `xfailed`,
+    another plugin's `rerun`), or "" where it counts it nowhere (a setup that passed)."""
+    status = config.hook.pytest_report_teststatus(report=report, config=config)
+    return str(status[0]) if isinstance(status, tuple) and status else ""
 
 
 def summary_writer(config: pytest.Config) -> SummaryWriter | None:

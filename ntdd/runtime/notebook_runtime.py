@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
+import dataclasses
 import inspect
 import sys
 import threading
@@ -39,6 +40,7 @@ from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime import containment, pinning, steps
+from ntdd.runtime.cell_log import cell_log_of, notebook_traceback, recorded
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
@@ -349,7 +351,8 @@ class NotebookRuntime:
         device = run.device if step.assigns_device else None
         names = pinning.PinnedNames(self.namespace, device, pinned) if device or pinned else None
         try:
-            steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+            with self._recorded(run, step):
+                steps.execute(self._compile(step), self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
                 print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
@@ -362,6 +365,17 @@ class NotebookRuntime:
             raise SetupError(text, step.index, step.id) from e
         finally:
             self._running = ""
+
+    def _recorded(self, run: DeviceRun, step: SetupStep) -> contextlib.AbstractContextManager[None]:
+        """The cell's output and time, for the run's report, when there is one."""
+        log = cell_log_of(self._config)
+        if log is None:
+            return contextlib.nullcontext()
+
+        def describe(error: BaseException) -> str:
+            return notebook_traceback(error, self.place_of)
+
+        return recorded(log, step.index, step.id, run.device, describe)
 
     def _run_test_cell(self, run: DeviceRun, step: TestStep, quietly: bool) -> None:
         """A test cell reached: a cell of `def`s defines its names; one passed by runs."""
@@ -545,6 +559,15 @@ class NotebookRuntime:
     def runs_code_of(self, filename: str) -> bool:
         """Whether code compiled under *filename* is this notebook's: its module or a cell."""
         return filename == self.filename or filename.startswith(f"{self.display_path} (")
+
+    def place_of(self, filename: str, line: int) -> str | None:
+        """A frame's place as the notebook's cell and line; None for code not the notebook's."""
+        if filename == self.filename:
+            where = self.layout.locate(line, self.display_path)
+            return dataclasses.replace(where, text="").describe() if where else filename
+        if self.runs_code_of(filename):
+            return f"{filename}, line {line}"  # a cell run as code: its own lines
+        return None
 
     def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
         """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.

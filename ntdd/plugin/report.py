@@ -1,0 +1,239 @@
+"""`--ntdd-report FILE.html`: the run as the notebooks, with each test's verdict at its cell.
+
+Where tests run (a worker under `-n`, or the one process), each report gets
+what only that process knows, as plain attributes that xdist carries to the
+controller: the notebook, the device, the notebook's part of a failure's
+traceback, and the setup cells run in that phase (`ntdd.runtime.cell_log`).
+The controller gathers them and, at the end, writes the page
+(`report_html`). Under `--ntdd-shard` each shard's run writes its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.plugin.summary import _message as message_of
+from ntdd.plugin.summary import category_of
+from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
+from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError
+from ntdd.runtime.settings import settings_of
+
+MAX_OUTPUT = 20_000  # characters of one cell's stdout (or stderr) the page shows
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One test's verdict, where it sits, and what it printed."""
+
+    __test__ = False
+
+    nodeid: str
+    outcome: str
+    device: str
+    cell: int | None  # the test cell, as Jupyter counts cells; None: in no cell
+    message: str = ""
+    traceback: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class NotebookResults:
+    """What the run did with one notebook."""
+
+    path: Path
+    tests: list[TestResult] = field(default_factory=list)
+    cells: list[CellRun] = field(default_factory=list)
+
+
+@dataclass
+class RunResults:
+    """Everything the page shows, gathered from the reports."""
+
+    notebooks: list[NotebookResults]
+    counts: Counter[str]
+    collection_errors: list[tuple[str, str]]
+    options: list[tuple[str, str]]
+    seconds: float
+
+
+class ReportWriter:
+    """Gathers the reports of a run and writes the page when the session ends."""
+
+    def __init__(self, config: pytest.Config, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.log = config.stash.setdefault(CELL_LOG, CellLog())
+        self.order: dict[str, int] = {}  # node ids in collection order
+        self.notebooks: dict[str, NotebookResults] = {}
+        self.first_seen: dict[str, str] = {}  # a notebook's first node id
+        self.counts: Counter[str] = Counter()
+        self.collection_errors: list[tuple[str, str]] = []
+        self.started = time.monotonic()
+
+    # -- where the tests run -------------------------------------------------
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        report.ntdd_cells = [_capped(run).as_dict() for run in self.log.take()]
+        runtime = _runtime(item)
+        if runtime is None:
+            return report
+        report.ntdd_notebook = str(runtime.notebook)
+        report.ntdd_device = _device(item)
+        error = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(error, SetupError):  # its cell shows the traceback
+            report.ntdd_message = str(error)
+        elif error is not None:
+            report.ntdd_traceback = notebook_traceback(error, runtime.place_of)
+        return report
+
+    # -- where the results come together ---------------------------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.order = {item.nodeid: n for n, item in enumerate(session.items)}
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.order:  # every worker collects the same tests
+            self.order = {nodeid: n for n, nodeid in enumerate(ids)}
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.counts["error"] += 1
+            self.collection_errors.append((report.nodeid, message_of(report)))
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.counts["deselected"] += len(items)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        notebook = getattr(report, "ntdd_notebook", None)
+        if notebook is None:
+            return
+        results = self.notebooks.setdefault(notebook, NotebookResults(Path(notebook)))
+        self.first_seen.setdefault(notebook, report.nodeid)
+        results.cells += [CellRun(**run) for run in getattr(report, "ntdd_cells", ())]
+        outcome = category_of(self.config, report)
+        if not outcome:
+            return
+        self.counts[outcome] += 1
+        results.tests.append(_result(report, outcome))
+
+    def pytest_sessionfinish(self) -> None:
+        if hasattr(self.config, "workerinput"):
+            return  # the controller has every report and writes the page
+        from ntdd.plugin.report_html import write_report
+
+        write_report(self.path, self.results())
+
+    def results(self) -> RunResults:
+        """What the run did, each notebook in collection order."""
+        last = len(self.order)
+
+        def place(notebook: str) -> int:
+            return self.order.get(self.first_seen[notebook], last)
+
+        ordered = sorted(self.notebooks, key=place)
+        return RunResults(
+            notebooks=[self.notebooks[n] for n in ordered],
+            counts=self.counts,
+            collection_errors=self.collection_errors,
+            options=_options(self.config),
+            seconds=time.monotonic() - self.started,
+        )
+
+
+def report_writer(config: pytest.Config, path: str) -> ReportWriter:
+    """The plugin for `--ntdd-report`; nbconvert renders the page, so it must be there."""
+    try:
+        import nbconvert  # noqa: F401
+    except ImportError as e:
+        raise pytest.UsageError(
+            f"ntdd: --ntdd-report {path}: the report is rendered with nbconvert, which is not "
+            "installed; install it with: pip install 'ntdd[nbconvert]'"
+        ) from e
+    return ReportWriter(config, config.invocation_params.dir / path)
+
+
+def _runtime(item: pytest.Item) -> NotebookRuntime | None:
+    runtime = getattr(getattr(item, "module", None), "__ntdd__", None)
+    return runtime if isinstance(runtime, NotebookRuntime) else None
+
+
+def _device(item: pytest.Item) -> str:
+    callspec = getattr(item, "callspec", None)
+    return str(callspec.params.get("device", "")) if callspec is not None else ""
+
+
+def _result(report: pytest.TestReport, outcome: str) -> TestResult:
+    cell = dict(report.user_properties).get("cell")
+    problem = outcome not in ("passed", "xpassed")
+    return TestResult(
+        nodeid=report.nodeid,
+        outcome=outcome,
+        device=getattr(report, "ntdd_device", ""),
+        cell=int(cell) if isinstance(cell, int) else None,
+        message=_reason(report) if problem else "",
+        traceback=getattr(report, "ntdd_traceback", "") if outcome in ("failed", "error") else "",
+        stdout=_cap(_section(report, "stdout")),
+        stderr=_cap(_section(report, "stderr")),
+        seconds=report.duration if report.when == "call" else 0.0,
+    )
+
+
+def _reason(report: pytest.TestReport) -> str:
+    """Why a test did not pass: the error, a skip's reason, an xfail's reason."""
+    if hasattr(report, "wasxfail"):
+        reason = f" ({report.wasxfail})" if report.wasxfail else ""
+        return f"expected to fail{reason}: {message_of(report)}"
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return getattr(report, "ntdd_message", "") or message_of(report)
+
+
+def _section(report: pytest.TestReport, stream: str) -> str:
+    """What the test itself printed: pytest's capture of its call."""
+    title = f"Captured {stream} call"
+    return "".join(text for name, text in report.sections if name == title)
+
+
+def _capped(run: CellRun) -> CellRun:
+    return CellRun(
+        run.index,
+        run.cell_id,
+        run.device,
+        run.seconds,
+        _cap(run.stdout),
+        _cap(run.stderr),
+        run.error,
+    )
+
+
+def _cap(text: str) -> str:
+    """A cell's output, cut at `MAX_OUTPUT` characters with a note saying how much is left out."""
+    if len(text) <= MAX_OUTPUT:
+        return text
+    left = len(text) - MAX_OUTPUT
+    return f"{text[:MAX_OUTPUT]}\n… output capped: {left:,} more characters not shown\n"
+
+
+def _options(config: pytest.Config) -> list[tuple[str, str]]:
+    """The run's options, as the page's header lists them."""
+    settings = settings_of(config)
+    parameters = [f"{name}={value}" for name, value in settings.parameters.common]
+    for path, values in settings.parameters.by_notebook:
+        parameters += [f"{path.name}: {name}={value}" for name, value in values]
+    shard = config.getoption("ntdd_shard", None)
+    return [
+        ("devices", ", ".join(settings.devices)),
+        ("parameters", ", ".join(parameters) or "none"),
+        ("shard", shard.strip() if shard else "none (the whole run)"),
+    ]

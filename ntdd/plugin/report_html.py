@@ -1,0 +1,242 @@
+"""The page of `--ntdd-report`: the run's notebooks as one notebook, through nbconvert.
+
+Each notebook is read again, its saved outputs left out: a code cell shows
+what it printed in this run, and how long it took; a test cell carries its
+verdicts in its metadata, which the template (`templates/report/`) turns
+into marks. nbconvert's HTML exporter writes one self-contained file: styles
+inline, no script, and a content security policy that lets nothing load.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ntdd.errors import NtddError
+from ntdd.notebook.read import read_notebook
+from ntdd.pipeline.templates import template_dir
+from ntdd.plugin.report import NotebookResults, RunResults, TestResult
+from ntdd.runtime.cell_log import CellRun
+
+# pytest's summary line: its order of words, and its colours.
+ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "error")
+WORST = ("error", "failed", "xpassed", "passed", "xfailed", "skipped")
+
+
+def write_report(path: Path, run: RunResults) -> None:
+    """Render *run* and write it to *path*."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_report(run), encoding="utf-8")
+
+
+def render_report(run: RunResults) -> str:
+    import nbformat
+
+    cells: list[dict[str, Any]] = []
+    books = []
+    for number, notebook in enumerate(run.notebooks, 1):
+        book = _heading(notebook, f"nb-{number}")
+        books.append(book)
+        cells += _cells_of(notebook, book)
+    nb = nbformat.from_dict(
+        {
+            "cells": cells,
+            "metadata": {"language_info": {"name": "python"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+    )
+    resources = {"ntdd": _header(run, books), "metadata": {"name": "ntdd report"}}
+    html, _ = _exporter().from_notebook_node(nb, resources=resources)
+    return str(html)
+
+
+def _exporter() -> Any:
+    """nbconvert's HTML exporter with our template, made for a page of many notebooks.
+
+    Validated once, not after each preprocessor; and without the exporter's last
+    pass, which parses the whole page again to add `tabindex` and `alt`
+    attributes (the page's cells have no images): for 200 notebooks that pass
+    took as long as the rendering.
+    """
+    from nbconvert import HTMLExporter
+    from nbconvert.exporters import TemplateExporter
+
+    class ReportExporter(HTMLExporter):
+        def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
+            self.register_filter("highlight_code", Highlight())  # type: ignore[no-untyped-call]
+            resources = self._init_resources(resources)  # type: ignore[no-untyped-call]
+            return TemplateExporter.from_notebook_node(self, nb, resources)
+
+    return ReportExporter(  # type: ignore[no-untyped-call]
+        template_name="report",
+        extra_template_basedirs=[str(template_dir())],
+        optimistic_validation=True,
+    )
+
+
+class Highlight:
+    """nbconvert's `highlight_code` filter, with its lexer and formatter made once:
+    nbconvert's makes IPython's lexer anew for each cell, a third of the page's time."""
+
+    def __init__(self) -> None:
+        from IPython.lib.lexers import IPython3Lexer
+        from pygments.formatters import HtmlFormatter
+
+        self.lexer = IPython3Lexer()
+        self.formatter = HtmlFormatter(cssclass=" highlight hl-ipython3")
+
+    def __call__(self, source: str, language: str | None = None, metadata: Any = None) -> str:
+        from pygments import highlight
+
+        return str(highlight(source or " ", self.lexer, self.formatter))
+
+
+def _header(run: RunResults, books: list[dict[str, Any]]) -> dict[str, Any]:
+    failures = [
+        {**test, "anchor": book["anchors"].get(test["cell"], book["anchor"])}
+        for book in books
+        for test in book["all"]
+        if test["outcome"] in ("failed", "error")
+    ]
+    failures += [
+        {"nodeid": nodeid, "outcome": "error", "message": message, "anchor": ""}
+        for nodeid, message in run.collection_errors
+    ]
+    return {
+        "title": "ntdd report",
+        "totals": f"{_totals(run.counts)} in {run.seconds:.2f}s",
+        "colour": _colour(run.counts),
+        "options": run.options,
+        "notebooks": books,
+        "failures": failures,
+    }
+
+
+def _heading(notebook: NotebookResults, anchor: str) -> dict[str, Any]:
+    counts = Counter(test.outcome for test in notebook.tests)
+    tests = [_test(test) for test in notebook.tests]
+    return {
+        "anchor": anchor,
+        "path": _shown(notebook.path),
+        "totals": _totals(counts),
+        "colour": _colour(counts),
+        "all": tests,
+        "elsewhere": [t for t in tests if t["cell"] is None],  # the test of the cells at the end
+        "anchors": {},
+        "problem": "",
+    }
+
+
+def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
+    """The notebook's cells with this run's outputs, verdicts and times, opened by a heading."""
+    opening = _cell("raw", book["anchor"], "", {"heading": book})
+    try:
+        read = read_notebook(notebook.path)
+    except NtddError as e:
+        book["problem"] = f"the notebook could not be read again for this page: {e}"
+        return [opening]
+    tests = _by_cell(book["all"])
+    runs = _runs_by_cell(notebook.cells)
+    cells = [opening]
+    count = 0
+    for cell in read.cells:
+        anchor = f"{book['anchor']}-cell-{cell.index}"
+        if cell.cell_type != "code":
+            kind = "markdown" if cell.cell_type == "markdown" else "raw"
+            cells.append(_cell(kind, anchor, cell.source, {"anchor": anchor}))
+            continue
+        mine, ran = tests.get(cell.index, []), runs.get(cell.index, [])
+        count += bool(mine or ran)
+        code = _cell("code", anchor, cell.source, _cell_meta(anchor, mine, ran))
+        code.update(outputs=_outputs(mine, ran), execution_count=count if mine or ran else None)
+        cells.append(code)
+        book["anchors"][cell.index] = anchor
+    return cells
+
+
+def _cell(kind: str, anchor: str, source: str, ntdd: dict[str, Any]) -> dict[str, Any]:
+    """A cell as nbformat's JSON has it: built as a dict, for nbformat's
+    constructors validate each cell, which for thousands of cells takes seconds."""
+    return {"id": anchor, "cell_type": kind, "source": source, "metadata": {"ntdd": ntdd}}
+
+
+def _cell_meta(anchor: str, tests: list[dict[str, Any]], runs: list[CellRun]) -> dict[str, Any]:
+    error = next((run.error for run in runs if run.error), "")
+    outcomes = [t["outcome"] for t in tests] + (["error"] if error else [])
+    seconds = [t["seconds"] for t in tests] or [run.seconds for run in runs[:1]]
+    notes = [f"{run.device}: output capped" for run in runs if "… output capped:" in run.stdout]
+    return {
+        "anchor": anchor,
+        "kind": "test" if tests else "setup" if runs else "not-run",
+        "outcome": _worst(outcomes),
+        "tests": tests,
+        "seconds": _seconds(sum(seconds)) if seconds else "",
+        "error": error,
+        "notes": notes,
+    }
+
+
+def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str, Any]]:
+    """The cell's output in this run: its first device's run; a test cell's, each test's."""
+    outputs = []
+    streams = [(t["stdout"], t["stderr"]) for t in tests]
+    streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]
+    for stdout, stderr in streams:
+        for name, text in (("stdout", stdout), ("stderr", stderr)):
+            if text:
+                outputs.append({"output_type": "stream", "name": name, "text": text})
+    return outputs
+
+
+def _test(test: TestResult) -> dict[str, Any]:
+    return asdict(test)
+
+
+def _by_cell(tests: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
+    found: dict[int, list[dict[str, Any]]] = {}
+    for test in tests:
+        if test["cell"] is not None:
+            found.setdefault(test["cell"], []).append(test)
+    return found
+
+
+def _runs_by_cell(runs: Iterable[CellRun]) -> dict[int, list[CellRun]]:
+    found: dict[int, list[CellRun]] = {}
+    for run in runs:
+        found.setdefault(run.index, []).append(run)
+    return found
+
+
+def _worst(outcomes: list[str]) -> str:
+    return next((o for o in WORST if o in outcomes), "")
+
+
+def _totals(counts: Counter[str]) -> str:
+    """As pytest's summary line words it: `1 failed, 2 passed, 1 skipped`."""
+    parts = [f"{counts[word]} {_plural(word, counts[word])}" for word in ORDER if counts[word]]
+    return ", ".join(parts) or "no tests ran"
+
+
+def _plural(word: str, count: int) -> str:
+    return f"{word}s" if word == "error" and count != 1 else word  # as pytest says it
+
+
+def _colour(counts: Counter[str]) -> str:
+    if counts["failed"] or counts["error"]:
+        return "red"
+    return "green" if counts["passed"] else "yellow"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _shown(path: Path) -> str:
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return str(path)

@@ -1,0 +1,129 @@
+"""What each setup cell printed and how long it took, for `--ntdd-report`.
+
+A kernel shows a cell's output under the cell; pytest captures a test's
+output per test, and a setup cell runs inside the first test that needs it.
+When a report is asked for, the runtime writes down each setup cell it runs:
+its stdout and stderr (Python-level writes: `print`, `display`, warnings;
+not what a C extension or a subprocess writes to the file descriptors), its
+duration, and what it raised. Without a report nothing is recorded, and a
+cell costs one dictionary look-up more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, TextIO
+
+import pytest
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """One setup cell as one device's run ran it."""
+
+    index: int  # as Jupyter counts cells: 1 is the first
+    cell_id: str | None
+    device: str
+    seconds: float
+    stdout: str
+    stderr: str
+    error: str = ""  # what it raised: the exception, then the notebook's frames
+
+    def as_dict(self) -> dict[str, Any]:
+        """A plain dict: report attributes must survive xdist's serialisation."""
+        return asdict(self)
+
+
+@dataclass
+class CellLog:
+    """The cells run since the last `take`, in the order they ran."""
+
+    runs: list[CellRun] = field(default_factory=list)
+
+    def take(self) -> list[CellRun]:
+        """The cells recorded so far; the log starts empty again."""
+        runs, self.runs = self.runs, []
+        return runs
+
+
+CELL_LOG = pytest.StashKey[CellLog]()
+
+
+def cell_log_of(config: pytest.Config | None) -> CellLog | None:
+    """The session's log, or None when no report records cells."""
+    return config.stash.get(CELL_LOG, None) if config is not None else None
+
+
+class _Tee:
+    """A stream that writes to the stream it replaced and keeps a copy.
+
+    Everything else (`encoding`, `isatty()`, `fileno()`, `buffer`) is the
+    replaced stream's, so that a cell behaves as it does without a report.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.copy = io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.copy.write(text)
+        return self._stream.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def recorded(
+    log: CellLog,
+    index: int,
+    cell_id: str | None,
+    device: str,
+    describe: Callable[[BaseException], str],
+) -> Iterator[None]:
+    """Run a cell with its output copied and its time taken, then log it.
+
+    *describe* formats what the cell raised, if it raises.
+    """
+    out, err = _Tee(sys.stdout), _Tee(sys.stderr)
+    sys.stdout, sys.stderr = out, err
+    start = time.perf_counter()
+    error = ""
+    try:
+        yield
+    except BaseException as e:
+        error = describe(e)
+        raise
+    finally:
+        seconds = time.perf_counter() - start
+        if sys.stdout is out:  # a cell that set its own stream keeps it
+            sys.stdout = out._stream
+        if sys.stderr is err:
+            sys.stderr = err._stream
+        stdout, stderr = out.copy.getvalue(), err.copy.getvalue()
+        log.runs.append(CellRun(index, cell_id, device, seconds, stdout, stderr, error))
+
+
+def notebook_traceback(error: BaseException, place: Callable[[str, int], str | None]) -> str:
+    """*error* as Python prints it, with only the frames of the notebook's code: the part
+    of a traceback a reader of the notebook can act on. *place* names a frame's file and
+    line as the notebook's cell and line, or says None for a frame that is not the notebook's.
+    """
+    lines = []
+    for frame in traceback.extract_tb(error.__traceback__):
+        where = place(frame.filename, frame.lineno or 0)
+        if where is not None:
+            lines.append(f"  {where}, in {frame.name}\n")
+            lines += [f"    {frame.line}\n"] if frame.line else []
+    head = ["Traceback (most recent call last):\n", *lines] if lines else []
+    return "".join([*head, *traceback.format_exception_only(type(error), error)]).rstrip()

@@ -1,0 +1,340 @@
+"""`--ntdd-report FILE.html`: the run as its notebooks, each test cell marked with its verdict.
+
+The page is read the way tools read it (the `data-ntdd-outcome` attributes),
+and, where Chromium is installed, the way a person opens it: in a browser,
+offline, with nothing fetched from the network.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from html import unescape
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SAMPLES, code, export, md, run
+from nbformat.v4 import new_output
+
+from ntdd.format.paths import module_path
+
+CELLS = [
+    md("# A notebook\nIts *markdown* is rendered."),
+    "x = 1\nprint('set up in this run')",
+    "# TEST: passes\nprint('the test printed this')\nassert x == 1",
+    "# TEST: fails\ndef helper():\n    assert x == 2, 'x is not two'\nhelper()",
+    "# TEST: skipped @skip('not today')\nassert False",
+    "# TEST: expected @xfail\nassert False",
+    "# TEST: unexpected @xfail\nassert True",
+]
+SETUP_FAILS = ["y = 1", "1 / 0", "# TEST: first\nassert True", "# TEST: second\nassert True"]
+
+
+class Elements(HTMLParser):
+    """The page's elements that carry ntdd's marks, with their attributes and text."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.marked: list[dict[str, str]] = []  # elements with data-ntdd-outcome
+        self.resources: list[str] = []  # what the page would fetch
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = {name: value or "" for name, value in attrs}
+        if "data-ntdd-outcome" in found:
+            self.marked.append({"tag": tag, **found})
+        if tag in ("script", "img", "iframe", "audio", "video", "source") and "src" in found:
+            self.resources.append(found["src"])
+        if tag == "link" and "href" in found:
+            self.resources.append(found["href"])
+
+    def cells(self) -> dict[str, str]:
+        """Each cell's anchor and its verdict."""
+        return {
+            e["id"]: e["data-ntdd-outcome"]
+            for e in self.marked
+            if "ntdd-cell" in e.get("class", "").split()
+        }
+
+    def badges(self) -> list[tuple[str, str, str]]:
+        return [
+            (e["data-ntdd-test"], e["data-ntdd-device"], e["data-ntdd-outcome"])
+            for e in self.marked
+            if e.get("class") == "ntdd-badge" and "data-ntdd-test" in e
+        ]
+
+
+def report_of(pytester: pytest.Pytester, *args: str, name: str = "report.html") -> str:
+    run(pytester, "--ntdd", f"--ntdd-report={name}", *args)
+    return (pytester.path / name).read_text(encoding="utf-8")
+
+
+def test_each_test_cell_is_marked_with_its_verdict(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(CELLS)
+    page = Elements(report_of(pytester, "nb.ipynb"))
+    cells = page.cells()
+    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == [
+        "passed",
+        "failed",
+        "skipped",
+        "xfailed",
+        "xpassed",
+    ]
+    assert cells["nb-1-cell-2"] == ""  # a setup cell that ran: no verdict of its own
+    assert ("nb.ipynb::test_fails", "", "failed") in page.badges()
+
+
+def test_a_failure_shows_its_message_and_the_notebooks_part_of_its_traceback(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(CELLS)
+    html = report_of(pytester, "nb.ipynb")
+    failure = re.search(
+        r'<div class="ntdd-failure" data-ntdd-outcome="failed".*?</div>', html, re.S
+    )
+    assert failure is not None
+    text = unescape(failure.group(0))
+    assert "nb.ipynb::test_fails: AssertionError: x is not two" in text
+    # The frames are the cell's, by cell and line; none of pytest's or ntdd's.
+    assert "nb.ipynb, cell 4 (id " in text and ", line 4, in test_fails" in text
+    assert ", line 3, in helper" in text and "assert x == 2, 'x is not two'" in text
+    assert "_pytest" not in text and "notebook_runtime" not in text
+    assert "not today" in html  # a skip's reason, under its cell
+
+
+def test_a_setup_cell_that_raised_is_marked_and_the_tests_it_errored_say_so(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(SETUP_FAILS, name="setup.ipynb")
+    html = unescape(report_of(pytester, "setup.ipynb"))
+    cells = Elements(html).cells()
+    assert cells == {
+        "nb-1-cell-1": "",
+        "nb-1-cell-2": "error",
+        "nb-1-cell-3": "error",
+        "nb-1-cell-4": "error",
+    }
+    assert "setup cell 2, id" in html and "ZeroDivisionError: division by zero" in html
+    assert "setup.ipynb::test_second: setup failed for device 'cpu': setup.ipynb" in html
+
+
+def test_cells_show_this_runs_output_and_time_not_their_saved_outputs(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    setup = code("print('printed now')")
+    setup.outputs = [new_output("stream", name="stdout", text="SAVED LONG AGO\n")]
+    notebook([setup, "import sys\nprint('to stderr', file=sys.stderr)", "# TEST: t\nassert True"])
+    html = report_of(pytester, "nb.ipynb")
+    assert "printed now" in html and "to stderr" in html
+    assert "SAVED LONG AGO" not in html
+    assert re.search(r'<span class="ntdd-seconds">\d+ ms</span>', html)
+
+
+def test_a_cell_sees_the_same_streams_with_a_report_as_without(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The copy of a setup cell's output changes nothing the cell can see."""
+    notebook(
+        [
+            "import sys\nstreams = [(s.encoding, s.isatty(), s.errors) for s in (sys.stdout, sys.stderr)]",  # noqa: E501
+            "# TEST: the streams are the usual ones\nassert all(e for e, _, _ in streams), streams",
+            "# TEST: both ways alike\nprint(streams)",
+        ]
+    )
+    without = run(pytester, "--ntdd", "-s", "nb.ipynb")
+    html = report_of(pytester, "-s", "nb.ipynb")
+    without.assert_outcomes(passed=2)
+    assert Elements(html).cells()["nb-1-cell-2"] == "passed"
+
+
+def test_a_cells_output_is_capped_with_a_note(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(["print('y' * 50_000)", "# TEST: t\nassert True"])
+    html = report_of(pytester, "nb.ipynb")
+    assert "y" * 20_000 in html and "y" * 20_001 not in html
+    assert "output capped: 30,001 more characters not shown" in html
+
+
+def test_the_header_has_the_totals_the_options_and_a_table_of_contents(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(CELLS, name="a.ipynb")
+    notebook(SETUP_FAILS, name="b.ipynb")
+    html = report_of(pytester, "--ntdd-devices=cpu", "--ntdd-param=lr=0.5", "b.ipynb", "a.ipynb")
+    assert re.search(
+        r"1 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 2 errors in [\d.]+s", html
+    )
+    assert "<dt>devices</dt><dd>cpu</dd>" in html and "<dt>parameters</dt><dd>lr=0.5</dd>" in html
+    # The notebooks in collection order, and a link to each failure's cell.
+    assert html.index('href="#nb-1">b.ipynb') < html.index('href="#nb-2">a.ipynb')
+    assert '<a href="#nb-2-cell-4">a.ipynb::test_fails</a>' in html
+    assert '<a href="#nb-1-cell-3">b.ipynb::test_first</a>' in html
+    assert 'id="nb-2-cell-4"' in html
+
+
+def test_an_exported_module_run_by_plain_pytest_reports_its_notebook(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    path = notebook(CELLS)
+    assert export(path) == 0
+    run(pytester, str(module_path(path)), "--ntdd-report=r.html")
+    cells = Elements((pytester.path / "r.html").read_text()).cells()
+    assert cells["nb-1-cell-3"] == "passed" and cells["nb-1-cell-4"] == "failed"
+
+
+def test_tool_ntdd_report_writes_it_too(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(CELLS[:3])
+    pytester.makepyprojecttoml('[tool.ntdd]\nreport = "out/run.html"\n')
+    run(pytester, "--ntdd", "nb.ipynb")
+    assert "data-ntdd-outcome" in (pytester.path / "out" / "run.html").read_text()
+
+
+def test_without_nbconvert_the_option_is_a_usage_error(
+    notebook: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    notebook(CELLS[:3])
+    monkeypatch.setitem(sys.modules, "nbconvert", None)  # as if it were not installed
+    result = run(pytester, "--ntdd", "--ntdd-report=r.html", "nb.ipynb")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    error = (
+        "ntdd: --ntdd-report r.html: the report is rendered with nbconvert, which is not installed"
+    )
+    assert error in result.stderr.str() and "pip install 'ntdd[nbconvert]'" in result.stderr.str()
+
+
+@pytest.mark.slow
+def test_under_xdist_the_controller_writes_every_workers_results(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(CELLS, name="a.ipynb")
+    notebook(SETUP_FAILS, name="b.ipynb")
+    run(
+        pytester,
+        "--ntdd",
+        "-n",
+        "2",
+        "--ntdd-report=r.html",
+        "--ntdd-summary=s.md",
+        "a.ipynb",
+        "b.ipynb",
+        plugins=["xdist"],
+        subprocess=True,
+    )
+    html = (pytester.path / "r.html").read_text()
+    cells = Elements(html).cells()
+    assert cells["nb-1-cell-4"] == "failed" and cells["nb-2-cell-2"] == "error"
+    assert "set up in this run" in html  # a worker's setup cell output reached the page
+    assert (pytester.path / "s.md").read_text().startswith("### ❌ ntdd")
+
+
+def test_each_shard_writes_its_own_report(notebook: Any, pytester: pytest.Pytester) -> None:
+    for name in ("a.ipynb", "b.ipynb"):
+        notebook(CELLS[:3], name=name)
+    pages = [report_of(pytester, f"--ntdd-shard={k}/2", ".", name=f"r{k}.html") for k in (1, 2)]
+    shown = [re.findall(r'href="#nb-\d+">(\w)\.ipynb', page) for page in pages]
+    assert sorted(shown) == [["a"], ["b"]]
+    assert all(
+        f"<dt>shard</dt><dd>{k}/2</dd>" in page for k, page in zip((1, 2), pages, strict=True)
+    )
+
+
+def test_the_page_loads_nothing_from_the_network(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook([md("$e^x$ math, as Jupyter renders it"), *CELLS])
+    html = report_of(pytester, "nb.ipynb")
+    assert Elements(html).resources == []
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//", html)
+    assert "default-src 'none'" in html  # and a browser is told to fetch nothing
+
+
+# -- in a real browser ---------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="needs Chromium (apt-get install chromium), as .ci/run installs it"
+)
+# Headless as root, with Chromium's own background traffic off as far as flags allow.
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+CLOSED_NETWORK = ["--proxy-server=http://127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND"]
+CHROMIUMS_OWN = re.compile(r"^https?://([\w-]+\.)*(google\.com|googleapis\.com|gvt1\.com)/")
+
+
+def chromium(page: Path, tmp: Path, *options: str) -> str:
+    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
+    profile.mkdir()
+    assert CHROMIUM is not None
+    done = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *options, page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return done.stdout
+
+
+def requests_in(net_log: Path) -> list[str]:
+    """The URLs Chromium's net log shows requested, less Chromium's own services."""
+    urls = re.findall(r'"url":\s*"([^"]+)"', net_log.read_text(errors="replace"))
+    return sorted({u for u in urls if u.startswith(("http", "ws")) and not CHROMIUMS_OWN.match(u)})
+
+
+@needs_chromium
+def test_in_chromium_offline_the_dom_has_every_verdict_and_message(
+    notebook: Any, pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    notebook(CELLS, name="a.ipynb")
+    notebook(SETUP_FAILS, name="b.ipynb")
+    report_of(pytester, "a.ipynb", "b.ipynb")
+    net_log = tmp_path / "net.json"
+    dom = chromium(
+        pytester.path / "report.html",
+        tmp_path,
+        "--dump-dom",
+        *CLOSED_NETWORK,
+        f"--log-net-log={net_log}",
+    )
+    cells = Elements(dom).cells()
+    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == [
+        "passed",
+        "failed",
+        "skipped",
+        "xfailed",
+        "xpassed",
+    ]
+    assert cells["nb-2-cell-2"] == "error"
+    assert "a.ipynb::test_fails: AssertionError: x is not two" in dom
+    assert "ZeroDivisionError: division by zero" in dom
+    assert requests_in(net_log) == []
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_in_chromium_the_samples_report_renders_and_takes_a_screenshot(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    for sample in SAMPLES.glob("*.ipynb"):
+        shutil.copy(sample, pytester.path)
+    shutil.copytree(SAMPLES / "data", pytester.path / "data")
+    html = report_of(pytester, *sorted(p.name for p in pytester.path.glob("*.ipynb")))
+    page = Elements(html)
+    assert {"passed", "xfailed"} <= set(page.cells().values())
+    assert {"passed", "xfailed", "skipped"} <= {outcome for _, _, outcome in page.badges()}
+    shot = tmp_path / "report.png"
+    chromium(
+        pytester.path / "report.html", tmp_path, f"--screenshot={shot}", "--window-size=1280,2000"
+    )
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
