@@ -24,14 +24,14 @@ from ntdd.format.paths import module_path
 
 CELLS = [
     md("# A notebook\nIts *markdown* is rendered."),
-    "x = 1\nprint('set up in this run')",
+    "x = 1\nlr = 0.1\nprint('set up in this run')",
     "# TEST: passes\nprint('the test printed this')\nassert x == 1",
     "# TEST: fails\ndef helper():\n    assert x == 2, 'x is not two'\nhelper()",
     "# TEST: skipped @skip('not today')\nassert False",
     "# TEST: expected @xfail\nassert False",
     "# TEST: unexpected @xfail\nassert True",
 ]
-SETUP_FAILS = ["y = 1", "1 / 0", "# TEST: first\nassert True", "# TEST: second\nassert True"]
+SETUP_FAILS = ["y = lr = 1", "1 / 0", "# TEST: first\nassert True", "# TEST: second\nassert True"]
 
 
 class Elements(HTMLParser):
