@@ -37,11 +37,14 @@ from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
+from ntdd.notebook.positions import FileLines, line_in_file
 from ntdd.runtime import steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
     ProcessState,
+    change_cwd,
+    current_cwd,
     forget,
     modules_mark,
     modules_since,
@@ -76,6 +79,7 @@ class DeviceRun:
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
     loop: Any = None  # its asyncio event loop, once a cell awaits
     cells_run: int = 0  # a kernel's execution count
+    cwd: str = ""  # its working directory: the notebook's folder, or where a cell went
 
     def event_loop(self) -> Any:
         if self.loop is None:
@@ -93,6 +97,9 @@ class NotebookRuntime:
         self.notebook = (Path(module_file).parent / notebook).resolve()
         self.display_path = _relative_to_cwd(self.notebook)  # now: cells change the cwd
         self.filename: str = namespace.get("__ntdd_filename__") or module_file
+        # Collected from a notebook (not exported): the file reports point at, and its lines.
+        self.source_file = Path(namespace.get("__ntdd_source_file__") or self.notebook)
+        self.file_lines: FileLines = namespace.get("__ntdd_file_lines__") or ()
         if "__ntdd_filename__" not in namespace and module_file != ".":
             _warn_if_stale(Path(module_file), self.notebook, namespace.get("__name__", ""))
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
@@ -183,15 +190,36 @@ class NotebookRuntime:
         device = self._device_of(request.node, request.config)
         run = self._activate(device, request.config)
         with self._as_main():
-            self._reach(run, self._position_of(request.node), request.node)
-            injection = injection_of(request.config)
-            if injection is not None:
-                injection.apply(self.namespace, device)
+            with self.in_its_folder():
+                self._reach(run, self._position_of(request.node), request.node)
+                injection = injection_of(request.config)
+                if injection is not None:
+                    injection.apply(self.namespace, device)
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
             finally:
                 self._testing = ""
+
+    @contextlib.contextmanager
+    def in_its_folder(self) -> Iterator[None]:
+        """The notebook's folder as the cwd while its cells run, and the session's around them.
+
+        A cell's own `os.chdir` holds for the cells below it, as in a kernel;
+        pytest, its reports and other plugins' hooks and fixtures run in the
+        session's working directory, so that the paths they compute are right.
+        """
+        run = self._active
+        if run is None:
+            yield
+            return
+        outside = current_cwd()
+        change_cwd(run.cwd)
+        try:
+            yield
+        finally:
+            run.cwd = current_cwd()
+            change_cwd(outside)
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
@@ -272,6 +300,7 @@ class NotebookRuntime:
         steps.close_loop(run.loop)
         run.loop = None
         self._fresh(run, item.config)
+        change_cwd(run.cwd)  # cells are running: a fresh kernel starts in the notebook's folder
 
     def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
         __tracebackhide__ = True
@@ -400,6 +429,7 @@ class NotebookRuntime:
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.cwd = str(self.notebook.parent)
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
@@ -461,6 +491,29 @@ class NotebookRuntime:
     def runs_code_of(self, filename: str) -> bool:
         """Whether code compiled under *filename* is this notebook's: its module or a cell."""
         return filename == self.filename or filename.startswith(f"{self.display_path} (")
+
+    def line_in_file(self, filename: str, lineno: int) -> int | None:
+        """The line of the notebook's file that line *lineno* of *filename* came from,
+        when *filename* is the notebook's code (its module, or a cell compiled alone)."""
+        if filename == self.filename:
+            where = self.layout.locate(lineno, "")
+            return self.cell_line_in_file(where.index, where.line) if where is not None else None
+        index = self.cell_of(filename)
+        return self.cell_line_in_file(index, lineno) if index is not None else None
+
+    def cell_line_in_file(self, index: int, line: int | None) -> int | None:
+        """The file line of line *line* of cell *index* (None: its first line)."""
+        return line_in_file(self.file_lines, index, line)
+
+    def cell_of(self, filename: str) -> int | None:
+        """The cell compiled under *filename*: a setup cell, or a test cell run as code."""
+        if filename in self.cell_files:
+            return self.cell_files[filename][0]
+        if not filename.startswith(f"{self.display_path} ("):
+            return None
+        return next(
+            (s.index for s in self._setup if self.cell_filename(s.index, s.id) == filename), None
+        )
 
     def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
         """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.
