@@ -100,6 +100,7 @@ class NotebookRuntime:
         # Collected from a notebook (not exported): the file reports point at, and its lines.
         self.source_file = Path(namespace.get("__ntdd_source_file__") or self.notebook)
         self.file_lines: FileLines = namespace.get("__ntdd_file_lines__") or ()
+        self._in_file: dict[tuple[str, int], int | None] = {}  # asked per line, under coverage
         if "__ntdd_filename__" not in namespace and module_file != ".":
             _warn_if_stale(Path(module_file), self.notebook, namespace.get("__name__", ""))
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
@@ -495,6 +496,14 @@ class NotebookRuntime:
     def line_in_file(self, filename: str, lineno: int) -> int | None:
         """The line of the notebook's file that line *lineno* of *filename* came from,
         when *filename* is the notebook's code (its module, or a cell compiled alone)."""
+        key = (filename, lineno)
+        if key not in self._in_file:
+            self._in_file[key] = self._line_in_file(filename, lineno)
+        return self._in_file[key]
+
+    def _line_in_file(self, filename: str, lineno: int) -> int | None:
+        if not self.file_lines:
+            return None
         if filename == self.filename:
             where = self.layout.locate(lineno, "")
             return self.cell_line_in_file(where.index, where.line) if where is not None else None
