@@ -99,6 +99,15 @@ class NtddSession:
         roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
         return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
 
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Under coverage without ntdd's plugin, say how notebooks get measured."""
+        if not self.settings.enabled or not _coverage_lacks_plugin():
+            return []
+        return [
+            "ntdd: coverage measures notebooks only with its plugin: add "
+            'plugins = ["ntdd.coverage"] under [tool.coverage.run] (or [run] in .coveragerc)'
+        ]
+
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> list[str]:
@@ -332,6 +341,16 @@ class CellsInTheirFolder:
 
 
 _nothing = contextlib.nullcontext
+
+
+def _coverage_lacks_plugin() -> bool:
+    """Whether coverage.py is measuring this process without ntdd's plugin."""
+    module = sys.modules.get("coverage")
+    current = getattr(getattr(module, "Coverage", None), "current", None)
+    measuring = current() if current is not None else None
+    if measuring is None:
+        return False
+    return "ntdd.coverage" not in (measuring.get_option("run:plugins") or [])
 
 
 def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
