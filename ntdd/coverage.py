@@ -43,7 +43,7 @@ def coverage_init(reg: Any, options: dict[str, str]) -> None:
     reg.add_file_tracer(NotebookCoverage())
 
 
-class NotebookCoverage(coverage.CoveragePlugin):  # type: ignore[misc]
+class NotebookCoverage(coverage.CoveragePlugin):
     """Traces notebooks' compiled code, and reports it against the notebook files."""
 
     def file_tracer(self, filename: str) -> coverage.FileTracer | None:
@@ -53,7 +53,7 @@ class NotebookCoverage(coverage.CoveragePlugin):  # type: ignore[misc]
         return NotebookReporter(filename)
 
 
-class _CellTracer(coverage.FileTracer):  # type: ignore[misc]
+class _CellTracer(coverage.FileTracer):
     """One name for all of a notebook's code, read from the frame: the notebook's file."""
 
     def has_dynamic_source_filename(self) -> bool:
@@ -71,7 +71,7 @@ class _CellTracer(coverage.FileTracer):  # type: ignore[misc]
         return (line, line) if line is not None else (-1, -1)
 
 
-class NotebookReporter(coverage.FileReporter):  # type: ignore[misc]
+class NotebookReporter(coverage.FileReporter):
     """A notebook file whose statements are its code cells' statements, at their file lines."""
 
     def __init__(self, filename: str) -> None:

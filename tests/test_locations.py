@@ -71,7 +71,10 @@ def test_a_failures_report_names_the_line_of_the_failing_statement_in_the_notebo
 ) -> None:
     recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
     failed = {r.nodeid: r for r in recorder.getreports("pytest_runtest_logreport") if r.failed}
-    first, second = failed["nbs/failing.ipynb::test_first"], failed["nbs/failing.ipynb::test_second"]
+    first, second = (
+        failed["nbs/failing.ipynb::test_first"],
+        failed["nbs/failing.ipynb::test_second"],
+    )
     assert first.location[:2] == ("nbs/failing.ipynb", line_of(failing, "assert x == 2") - 1)
     assert second.location[:2] == ("nbs/failing.ipynb", line_of(failing, "assert y == 3") - 1)
 
@@ -83,12 +86,14 @@ def test_traceback_entries_link_to_the_notebook_line_and_messages_keep_the_cell(
     result.assert_outcomes(failed=2, passed=1)
     result.stdout.fnmatch_lines(
         [
-            f"nbs/failing.ipynb:{line_of(failing, 'assert x == 2')}: AssertionError",
-            f"nbs/failing.ipynb:{line_of(failing, 'assert y == 3')}: AssertionError",
+            f"nbs/failing.ipynb:{line_of(failing, 'assert x == 2')}: AssertionError "
+            "(test cell 2, id *, line 2)",
+            f"nbs/failing.ipynb:{line_of(failing, 'assert y == 3')}: AssertionError "
+            "(test cell 4, id *, line 3)",
         ],
         consecutive=False,
     )
-    result.stdout.fnmatch_lines(["*in notebook nbs/failing.ipynb, cell 4 (id *), line 3*"])
+    result.stdout.fnmatch_lines(["E*in notebook nbs/failing.ipynb, cell 4 (id *), line 3*"])
     result.stdout.no_fnmatch_line("*ntdd module*")
     result.stdout.no_fnmatch_line("*nbs/nbs/*")
 
@@ -109,9 +114,13 @@ def test_junit_xunit1_names_the_notebook_file_and_line(
 def test_a_setup_cells_failure_points_at_the_line_that_raised(pytester: pytest.Pytester) -> None:
     path = write_notebook(
         pytester.path / "nbs" / "setup.ipynb",
-        ["def helper(v):\n    assert v == 1", "# TEST: calls\nhelper(2)", "raise ValueError('boom')",
-         "# TEST: after\nassert True"],
-    )  # fmt: skip
+        [
+            "def helper(v):\n    assert v == 1",
+            "# TEST: calls\nhelper(2)",
+            "raise ValueError('boom')",
+            "# TEST: after\nassert True",
+        ],
+    )
     recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
     failed = {r.nodeid: r for r in recorder.getreports("pytest_runtest_logreport") if r.failed}
     lines = {nodeid: r.location[1] for nodeid, r in failed.items()}

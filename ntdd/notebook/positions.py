@@ -85,10 +85,10 @@ class _Scanner:
         if self.peek() != '"':
             raise ValueError(f"expected a string at {self.pos}")
         start = self.pos
-        value, self.pos = json.decoder.scanstring(self.text, start + 1)
+        value, self.pos = _DECODER.raw_decode(self.text, start)
         return value, start
 
-    def keys(self) -> Iterator[str]:
+    def members(self) -> Iterator[str]:
         """An object's keys; the caller reads or skips each value before the next."""
         self.expect("{")
         if self.peek() == "}":
@@ -122,7 +122,7 @@ class _Scanner:
 def _json_lines(text: str) -> FileLines:
     scanner = _Scanner(text)
     cells: list[tuple[int, ...]] = []
-    for key in scanner.keys():
+    for key in scanner.members():
         if key != "cells":
             scanner.skip()
             continue
@@ -133,7 +133,7 @@ def _json_lines(text: str) -> FileLines:
 
 def _cell_lines(scanner: _Scanner) -> tuple[int, ...]:
     lines: tuple[int, ...] = ()
-    for key in scanner.keys():
+    for key in scanner.members():
         if key != "source":
             scanner.skip()
         elif scanner.peek() == "[":

@@ -11,11 +11,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
-import os
 import linecache
+import os
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -100,7 +100,8 @@ class NotebookModule(pytest.Module):
         runtime = getattr(self.obj, "__ntdd__", None)
         if code is None or runtime is None or code.co_filename != runtime.filename:
             return None
-        return runtime.line_in_file(code.co_filename, code.co_firstlineno)
+        line: int | None = runtime.line_in_file(code.co_filename, code.co_firstlineno)
+        return line
 
     @functools.cached_property
     def _resolved(self) -> Path:
@@ -169,7 +170,7 @@ def import_compiled(
     entry: Entry,
     filename: str,
     resolved: Path | None = None,
-    names: dict[str, object] | None = None,
+    names: Mapping[str, object] | None = None,
 ) -> types.ModuleType:
     """Execute a compiled module in memory, as if exported beside *notebook*.
 

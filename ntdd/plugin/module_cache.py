@@ -100,7 +100,9 @@ class ModuleCache:
     def store(self, key: str, entry: Entry) -> None:
         """Write *entry* under *key*, atomically; a cache that cannot be written is no error."""
         path = self._path(key)
-        data = marshal.dumps((_MAGIC, key, entry.source, entry.warnings, entry.code, entry.file_lines))
+        data = marshal.dumps(
+            (_MAGIC, key, entry.source, entry.warnings, entry.code, entry.file_lines)
+        )
         with contextlib.suppress(OSError):
             if path.parent not in self._made:
                 path.parent.mkdir(parents=True, exist_ok=True)

@@ -45,19 +45,41 @@ def _deepest(runtime: NotebookRuntime, tb: types.TracebackType | None) -> int | 
     return found
 
 
-def point_at_notebook(report: pytest.TestReport, runtime: NotebookRuntime, line: int | None) -> None:
-    """The report's location and traceback entries name the notebook's file and lines."""
+def point_at_notebook(
+    report: pytest.TestReport, runtime: NotebookRuntime, line: int | None
+) -> None:
+    """The report's location and traceback entries name the notebook's file and lines.
+
+    An entry's `path:line:` is followed by the cell and its line, for people:
+    `nb.ipynb:42: TypeError (setup cell 3, id 1a2b, line 2)`.
+    """
     path = _shown(runtime.source_file)
     if line is not None:
         report.location = (report.location[0], line - 1, report.location[2])
-    for location in _file_locations(report.longrepr):
+    for location, is_entry in _file_locations(report.longrepr):
         found = runtime.line_in_file(location.path, location.lineno)
-        if found is not None:
-            location.path, location.lineno = path, found
+        if found is None:
+            continue
+        if is_entry:  # the crash's message is the error's, as summaries quote it
+            words = _cell_words(runtime, location.path, location.lineno)
+            location.message = f"{location.message} ({words})".lstrip()
+        location.path, location.lineno = path, found
 
 
-def _file_locations(longrepr: object) -> Iterator[Any]:
-    """Every `path:line:` of a failure's report: its entries' and its crash's."""
+def _cell_words(runtime: NotebookRuntime, filename: str, lineno: int) -> str:
+    """`test cell 4, id 1a2b, line 2`: where a line of the notebook's code is, for people."""
+    if filename != runtime.filename:  # a cell compiled alone: its name says which
+        return f"{filename[len(runtime.display_path) + 2 : -1]}, line {lineno}"
+    where = runtime.layout.locate(lineno, "")
+    if where is None:
+        return ""
+    ident = f", id {where.id}" if where.id else ""
+    line = f", line {where.line}" if where.line is not None else ""
+    return f"test cell {where.index}{ident}{line}"
+
+
+def _file_locations(longrepr: object) -> Iterator[tuple[Any, bool]]:
+    """Every `path:line:` of a failure's report: its entries' (True) and its crash's."""
     chain = getattr(longrepr, "chain", None)
     if chain is None:
         crash = getattr(longrepr, "reprcrash", None)
@@ -66,9 +88,9 @@ def _file_locations(longrepr: object) -> Iterator[Any]:
         for entry in getattr(traceback, "reprentries", ()):
             location = getattr(entry, "reprfileloc", None)
             if location is not None:
-                yield location
+                yield location, True
         if crash is not None:
-            yield crash
+            yield crash, False
 
 
 def _shown(path: Path) -> str:

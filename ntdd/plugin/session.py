@@ -288,9 +288,7 @@ class NtddSession:
         """On GitHub Actions, a notebook test's failure is annotated at the notebook's line."""
         if not (getattr(report, "ntdd_notebook", False) and places.annotates(self.config)):
             return
-        key = (report.location[:2], getattr(report.longrepr, "reprcrash", None) and str(
-            report.longrepr.reprcrash.message  # type: ignore[union-attr]
-        ))
+        key = (report.location[:2], str(getattr(report.longrepr, "reprcrash", "")))
         if key not in self._annotated:  # a setup cell's failure errors every test below it
             self._annotated.add(key)
             places.annotate(report, self.config)
