@@ -93,7 +93,7 @@ def test_a_failure_shows_the_cells_lines_and_names_notebook_cell_and_line(
             "*return v * 2",
             "E*TypeError*",
             "E*in notebook sub/model.ipynb, cell 2 (id *), line 2: result = double(None)",
-            "sub/model.ipynb (setup cell 1, id *):2: TypeError",
+            "sub/model.ipynb:*: TypeError (setup cell 1, id *, line 2)",
         ]
     )
 

@@ -243,7 +243,8 @@ def test_a_failing_setup_cell_errors_its_tests_with_the_cells_traceback(
         [
             ">*return 1 / 0",
             "E*ZeroDivisionError: division by zero",
-            "*nb.ipynb (setup cell 2, id *):2: ZeroDivisionError",
+            # exported: the cell's own name; collected: the notebook's line, then the cell
+            "*nb.ipynb*:*: ZeroDivisionError*",
             "*SetupError: *nb.ipynb (setup cell 2, id *) raised ZeroDivisionError: division by*",
         ]
     )

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import linecache
+import os
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -21,14 +23,16 @@ import pytest
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.paths import module_path
 from ntdd.notebook.cell_code import source_lines
+from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
-from ntdd.notebook.text import newest_inputs
+from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline import build_module
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 
-Loaded = tuple[Entry | None, NtddError | None]  # a notebook's module, or why there is none
+# A notebook's module, or why there is none, and the file it was read from.
+Loaded = tuple[Entry | None, NtddError | None, Path | None]
 
 
 class NotebookModule(pytest.Module):
@@ -37,6 +41,7 @@ class NotebookModule(pytest.Module):
     read_error: NtddError | None = None
     plan_warnings: tuple[str, ...] = ()  # shown once collection is done
     _entry: Entry | None = None  # what collecting it produced, from the cache or made now
+    _inputs: Path | None = None  # the file read: the notebook, or its newer jupytext pair
 
     def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
         """Read the notebook, once; a failure is raised later, as a collection error.
@@ -47,14 +52,15 @@ class NotebookModule(pytest.Module):
         not even parsed.
         """
         if loaded is not None and self.path in loaded:
-            self._entry, self.read_error = loaded[self.path]
+            self._entry, self.read_error, self._inputs = loaded[self.path]
             return
         self._load()
         if loaded is not None:
-            loaded[self.path] = (self._entry, self.read_error)
+            loaded[self.path] = (self._entry, self.read_error, self._inputs)
 
     def _load(self) -> None:
         path = newest_inputs(_shortest(self.path))  # a jupytext pair: its newer file
+        self._inputs = self.path.parent / path.name
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             cache = ModuleCache.of(self.config)
@@ -76,10 +82,26 @@ class NotebookModule(pytest.Module):
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        plan, source = build_module(notebook_of_bytes(data, path), parameters, in_memory=True)
+        notebook = notebook_of_bytes(data, path)
+        plan, source = build_module(notebook, parameters, in_memory=True)
         assert source is not None
         code = compile_rewritten(source, self._filename, self.config)
-        return Entry(source, code, plan.warnings)
+        lines = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
+        return Entry(source, code, plan.warnings, lines)
+
+    @property
+    def file(self) -> Path:
+        """The file that reports point at: the notebook, or the jupytext file it was read from."""
+        return self._inputs if self._inputs is not None else self.path
+
+    def line_of(self, function: object) -> int | None:
+        """The file line of the test cell *function* was written in: its `def` or first line."""
+        code = getattr(inspect.unwrap(function), "__code__", None)  # type: ignore[arg-type]
+        runtime = getattr(self.obj, "__ntdd__", None)
+        if code is None or runtime is None or code.co_filename != runtime.filename:
+            return None
+        line: int | None = runtime.line_in_file(code.co_filename, code.co_firstlineno)
+        return line
 
     @functools.cached_property
     def _resolved(self) -> Path:
@@ -113,15 +135,47 @@ class NotebookModule(pytest.Module):
             raise self.CollectError(f"ntdd: {self.read_error}") from self.read_error
         assert self._entry is not None
         self.plan_warnings = self._entry.warnings
-        return import_compiled(self.path, self._entry, self._filename, self._resolved)
+        for_reports = {  # read by the runtime as the module starts
+            "__ntdd_source_file__": str(self.file),
+            "__ntdd_file_lines__": self._entry.file_lines,
+        }
+        return import_compiled(self.path, self._entry, self._filename, self._resolved, for_reports)
+
+
+class NotebookFunction(pytest.Function):
+    """A notebook's test: reports, JUnit, annotations and editors point at the notebook.
+
+    pytest would name the in-memory module and a line of it; this names the
+    notebook's file and the line in it where the test's cell is, as pytest
+    names a `.py` file and its `def` line.
+    """
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        path, _, domain = super().reportinfo()
+        module = self.getparent(NotebookModule)
+        if module is None:
+            return path, _, domain
+        line = module.line_of(self.obj)
+        return module.file, line - 1 if line is not None else None, domain
+
+
+def as_notebook_test(made: object) -> None:
+    """Make a test that pytest collected from a notebook's module a `NotebookFunction`."""
+    if type(made) is pytest.Function:
+        made.__class__ = NotebookFunction
 
 
 def import_compiled(
-    notebook: Path, entry: Entry, filename: str, resolved: Path | None = None
+    notebook: Path,
+    entry: Entry,
+    filename: str,
+    resolved: Path | None = None,
+    names: Mapping[str, object] | None = None,
 ) -> types.ModuleType:
     """Execute a compiled module in memory, as if exported beside *notebook*.
 
-    *resolved* is the notebook's real path, when the caller has it already.
+    *resolved* is the notebook's real path, when the caller has it already;
+    *names* are set in the module before it runs.
     """
     virtual_file = module_path(notebook)
     real = resolved or notebook.resolve()
@@ -130,6 +184,7 @@ def import_compiled(
     module.__file__ = str(virtual_file.resolve())
     module.__loader__ = _SourceLoader(entry.source)  # type: ignore[assignment]
     module.__ntdd_filename__ = filename  # type: ignore[attr-defined]
+    module.__dict__.update(names or {})
     linecache.cache[filename] = (len(entry.source), None, source_lines(entry.source), filename)
     sys.modules[name] = module
     try:

@@ -29,19 +29,22 @@ import pytest
 
 from ntdd._version import __version__
 from ntdd.format.module import FORMAT, render_fingerprint
+from ntdd.notebook.positions import FileLines
 from ntdd.pipeline.templates import module_templates
 
-_MAGIC = "ntdd-module-1"
+_MAGIC = "ntdd-module-2"
 _session_cache = pytest.StashKey["ModuleCache | None"]()
 
 
 @dataclass(frozen=True)
 class Entry:
-    """What collecting a notebook produced: the module's source, its code, the plan's warnings."""
+    """What collecting a notebook produced: the module's source, its code, the plan's
+    warnings, and where each cell's lines are in the notebook's file (for reports)."""
 
     source: str
     code: types.CodeType
     warnings: tuple[str, ...]
+    file_lines: FileLines = ()
 
 
 class ModuleCache:
@@ -83,19 +86,23 @@ class ModuleCache:
         """The entry stored under *key*; None when there is none, or it is unusable."""
         try:
             stored = marshal.loads(self._path(key).read_bytes())
-            magic, stored_key, source, warnings, code = stored
+            magic, stored_key, source, warnings, code, file_lines = stored
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if magic != _MAGIC or stored_key != key or not isinstance(code, types.CodeType):
             return None
         if not isinstance(source, str) or not all(isinstance(w, str) for w in warnings):
             return None
-        return Entry(source, code, tuple(warnings))
+        if not isinstance(file_lines, tuple):
+            return None
+        return Entry(source, code, tuple(warnings), file_lines)
 
     def store(self, key: str, entry: Entry) -> None:
         """Write *entry* under *key*, atomically; a cache that cannot be written is no error."""
         path = self._path(key)
-        data = marshal.dumps((_MAGIC, key, entry.source, entry.warnings, entry.code))
+        data = marshal.dumps(
+            (_MAGIC, key, entry.source, entry.warnings, entry.code, entry.file_lines)
+        )
         with contextlib.suppress(OSError):
             if path.parent not in self._made:
                 path.parent.mkdir(parents=True, exist_ok=True)

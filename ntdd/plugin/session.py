@@ -18,9 +18,10 @@ import pytest
 from ntdd.format.locate import CellLocation
 from ntdd.format.module import parse_header
 from ntdd.notebook.files import is_notebook_file
-from ntdd.plugin import beside_nbval
-from ntdd.plugin.collect import Loaded, NotebookModule
+from ntdd.plugin import beside_nbval, places
+from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.overrun import overrun_of
+from ntdd.plugin.places import failing_line
 from ntdd.runtime import containment, timeout, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError, device_unavailable
@@ -44,7 +45,9 @@ class NtddSession:
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
         self.notebooks: list[NotebookModule] = []  # their collectors, tests or none
         self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
+        self._annotated: set[object] = set()  # GitHub annotations written, once each
         config.stash[SETTINGS] = settings
+        config.pluginmanager.register(CellsInTheirFolder(), "ntdd-cells-folder")
 
     # -- collection ------------------------------------------------------
 
@@ -72,6 +75,17 @@ class NtddSession:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
         return [ours, *_not_as_python(file_path, others)]
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(
+        self, collector: pytest.Collector, name: str, obj: object
+    ) -> Generator[None, Any, Any]:
+        """A notebook's tests report the notebook's file and line (`NotebookFunction`)."""
+        made = yield
+        if isinstance(collector.getparent(pytest.Module), NotebookModule):
+            for each in made if isinstance(made, list) else [made]:
+                as_notebook_test(each)
+        return made
+
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """With --ntdd, an exported module whose notebook is collected is left out."""
         if not self.settings.enabled or collection_path.suffix != ".py":
@@ -85,6 +99,15 @@ class NtddSession:
     def _collects(self, notebook: Path) -> bool:
         roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
         return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        """Under coverage without ntdd's plugin, say how notebooks get measured."""
+        if not self.settings.enabled or not _coverage_lacks_plugin():
+            return []
+        return [
+            "ntdd: coverage measures notebooks only with its plugin: add "
+            'plugins = ["ntdd.coverage"] under [tool.coverage.run] (or [run] in .coveragerc)'
+        ]
 
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -311,9 +334,22 @@ class NtddSession:
             _not_expected(report)
         if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+        if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
+            line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
+            places.point_at_notebook(report, runtime, line)
+            report.ntdd_notebook = True  # type: ignore[attr-defined]  # for the annotation
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On GitHub Actions, a notebook test's failure is annotated at the notebook's line."""
+        if not (getattr(report, "ntdd_notebook", False) and places.annotates(self.config)):
+            return
+        key = (report.location[:2], str(getattr(report.longrepr, "reprcrash", "")))
+        if key not in self._annotated:  # a setup cell's failure errors every test below it
+            self._annotated.add(key)
+            places.annotate(report, self.config)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(
@@ -344,7 +380,33 @@ class NtddSession:
         return make_scheduler(config, log)
 
 
+class CellsInTheirFolder:
+    """A notebook test's function runs in the notebook's folder; all else in the session's.
+
+    A wrapper of its own, outside every `pytest_pyfunc_call` (ntdd's for
+    `async def` tests included): the test's body is the notebook's cell.
+    """
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+        runtime = _runtime(pyfuncitem)
+        if not isinstance(runtime, NotebookRuntime):
+            return (yield)
+        with runtime.in_its_folder():
+            return (yield)
+
+
 _nothing = contextlib.nullcontext
+
+
+def _coverage_lacks_plugin() -> bool:
+    """Whether coverage.py is measuring this process without ntdd's plugin."""
+    module = sys.modules.get("coverage")
+    current = getattr(getattr(module, "Coverage", None), "current", None)
+    measuring = current() if current is not None else None
+    if measuring is None:
+        return False
+    return "ntdd.coverage" not in (measuring.get_option("run:plugins") or [])
 
 
 def _notebook_file(path: Path, parent: pytest.Collector) -> bool:

@@ -11,6 +11,7 @@ its own folder (two notebooks with a `helpers.py` each get their own).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import random
@@ -71,7 +72,7 @@ class TorchState:
 class ProcessState:
     """One snapshot of what a notebook may change in the process."""
 
-    cwd: str
+    cwd: str | None  # None: the state leaves the working directory as it is
     environ: dict[Any, Any]  # os.environ's own (encoded) store, pytest's variable left out
     path: tuple[str, ...]
     recursion_limit: int
@@ -110,12 +111,17 @@ class ProcessState:
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
-        """This state as a notebook in *folder* starts: its folder is cwd and first on the path."""
-        return replace(self, cwd=str(folder), path=(str(folder), *self.path))
+        """This state as a notebook in *folder* starts: its folder first on the path.
+
+        Its working directory is not part of it: the runtime makes the folder
+        the cwd only while the notebook's cells run (`in_its_folder`), so that
+        pytest and other plugins always run in the session's.
+        """
+        return replace(self, cwd=None, path=(str(folder), *self.path))
 
     def apply(self) -> None:
         """Make this the process's state. Parts not captured are left as they are."""
-        if _cwd() != self.cwd:
+        if self.cwd is not None and _cwd() != self.cwd:
             os.chdir(self.cwd)
         _set_environ(self.environ)
         sys.path[:] = self.path
@@ -267,6 +273,18 @@ def _filters_mutated() -> None:
     )
     if mutated is not None:
         mutated()
+
+
+def current_cwd() -> str:
+    """The working directory, or "/" when a cell deleted it."""
+    return _cwd()
+
+
+def change_cwd(folder: str) -> None:
+    """Make *folder* the working directory, unless it is already (or is gone)."""
+    if folder and _cwd() != folder:
+        with contextlib.suppress(OSError):  # a cell deleted it: stay where the process is
+            os.chdir(folder)
 
 
 def _cwd() -> str:

@@ -39,6 +39,7 @@ from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
+from ntdd.notebook.positions import FileLines, line_in_file
 from ntdd.runtime import containment, pinning, steps
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback, recorded
 from ntdd.runtime.containment import ctrl_c_pressed
@@ -46,6 +47,8 @@ from ntdd.runtime.isolation import (
     BASELINE,
     Generators,
     ProcessState,
+    change_cwd,
+    current_cwd,
     forget,
     modules_mark,
     modules_since,
@@ -82,6 +85,7 @@ class DeviceRun:
     loop: Any = None  # its asyncio event loop, once a cell awaits
     generators: Generators | None = None  # the random generators as its last cell left them
     cells_run: int = 0  # a kernel's execution count
+    cwd: str = ""  # its working directory: the notebook's folder, or where a cell went
 
     def event_loop(self) -> Any:
         if self.loop is None:
@@ -99,6 +103,10 @@ class NotebookRuntime:
         self.notebook = (Path(module_file).parent / notebook).resolve()
         self.display_path = _relative_to_cwd(self.notebook)  # now: cells change the cwd
         self.filename: str = namespace.get("__ntdd_filename__") or module_file
+        # Collected from a notebook (not exported): the file reports point at, and its lines.
+        self.source_file = Path(namespace.get("__ntdd_source_file__") or self.notebook)
+        self.file_lines: FileLines = namespace.get("__ntdd_file_lines__") or ()
+        self._in_file: dict[tuple[str, int], int | None] = {}  # asked per line, under coverage
         if "__ntdd_filename__" not in namespace and module_file != ".":
             _warn_if_stale(Path(module_file), self.notebook, namespace.get("__name__", ""))
         self._base = dict(namespace)  # the module before any cell: a fresh kernel
@@ -206,19 +214,40 @@ class NotebookRuntime:
         if self._unassigned:
             pytest.fail(f"{self.display_path}: {self._unassigned}", pytrace=False)
         with self._as_main():
-            self.resume_generators()
-            try:
-                self._reach(run, self._position_of(request.node), request.node)
-                injection = injection_of(request.config)
-                if injection is not None:
-                    injection.apply(self.namespace, device)
-            finally:
-                self.keep_generators()
+            with self.in_its_folder():
+                self.resume_generators()
+                try:
+                    self._reach(run, self._position_of(request.node), request.node)
+                    injection = injection_of(request.config)
+                    if injection is not None:
+                        injection.apply(self.namespace, device)
+                finally:
+                    self.keep_generators()
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
             finally:
                 self._testing = ""
+
+    @contextlib.contextmanager
+    def in_its_folder(self) -> Iterator[None]:
+        """The notebook's folder as the cwd while its cells run, and the session's around them.
+
+        A cell's own `os.chdir` holds for the cells below it, as in a kernel;
+        pytest, its reports and other plugins' hooks and fixtures run in the
+        session's working directory, so that the paths they compute are right.
+        """
+        run = self._active
+        if run is None:
+            yield
+            return
+        outside = current_cwd()
+        change_cwd(run.cwd)
+        try:
+            yield
+        finally:
+            run.cwd = current_cwd()
+            change_cwd(outside)
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
@@ -343,6 +372,7 @@ class NotebookRuntime:
         steps.close_loop(run.loop)
         run.loop = None
         self._fresh(run, item.config)
+        change_cwd(run.cwd)  # cells are running: a fresh kernel starts in the notebook's folder
 
     def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
         __tracebackhide__ = True
@@ -498,6 +528,7 @@ class NotebookRuntime:
         self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
         run.generators = None  # the baseline's, as a new kernel starts
+        run.cwd = str(self.notebook.parent)
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
@@ -568,6 +599,37 @@ class NotebookRuntime:
         if self.runs_code_of(filename):
             return f"{filename}, line {line}"  # a cell run as code: its own lines
         return None
+
+    def line_in_file(self, filename: str, lineno: int) -> int | None:
+        """The line of the notebook's file that line *lineno* of *filename* came from,
+        when *filename* is the notebook's code (its module, or a cell compiled alone)."""
+        key = (filename, lineno)
+        if key not in self._in_file:
+            self._in_file[key] = self._line_in_file(filename, lineno)
+        return self._in_file[key]
+
+    def _line_in_file(self, filename: str, lineno: int) -> int | None:
+        if not self.file_lines:
+            return None
+        if filename == self.filename:
+            where = self.layout.locate(lineno, "")
+            return self.cell_line_in_file(where.index, where.line) if where is not None else None
+        index = self.cell_of(filename)
+        return self.cell_line_in_file(index, lineno) if index is not None else None
+
+    def cell_line_in_file(self, index: int, line: int | None) -> int | None:
+        """The file line of line *line* of cell *index* (None: its first line)."""
+        return line_in_file(self.file_lines, index, line)
+
+    def cell_of(self, filename: str) -> int | None:
+        """The cell compiled under *filename*: a setup cell, or a test cell run as code."""
+        if filename in self.cell_files:
+            return self.cell_files[filename][0]
+        if not filename.startswith(f"{self.display_path} ("):
+            return None
+        return next(
+            (s.index for s in self._setup if self.cell_filename(s.index, s.id) == filename), None
+        )
 
     def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
         """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.

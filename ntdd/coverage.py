@@ -1,0 +1,116 @@
+"""A coverage.py plugin: the code of notebooks that `pytest --ntdd` runs, measured per notebook.
+
+`pytest --ntdd` compiles a notebook's module and its cells in memory, under
+names such as `nb.ipynb (ntdd module)` that are no file: without this plugin
+coverage.py records them and then warns "Couldn't parse" for each. With it,
+what runs is recorded against the notebook's file, at the line of the file
+that holds each source line, and the report has one row per notebook whose
+statements are the lines of its code cells. Enable it in coverage's
+configuration (it is then loaded in every process that measures or reports,
+xdist's workers and `coverage report` alike):
+
+    [tool.coverage.run]
+    plugins = ["ntdd.coverage"]
+
+Only the tracer runs while tests run, and it asks the notebook's runtime
+(the module's `__ntdd__`) where a line came from; the reporter reads the
+notebook file again.
+
+May import: the shared modules, ntdd.notebook. Never pytest.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import coverage
+from coverage.parser import PythonParser
+
+from ntdd.notebook.cell_code import to_python
+from ntdd.notebook.positions import file_lines, line_in_file
+from ntdd.notebook.read import notebook_of_bytes
+from ntdd.notebook.text import TEXT_SUFFIXES
+
+# The names ntdd compiles a notebook's code under: its module, and cells compiled alone.
+_COMPILED = re.compile(r" \((?:ntdd module|(?:setup |test )?cell \d+(?:, id [^)]*)?)\)$")
+
+
+def coverage_init(reg: Any, options: dict[str, str]) -> None:
+    """coverage.py's entry point for a plugin module named in `[run] plugins`."""
+    reg.add_file_tracer(NotebookCoverage())
+
+
+class NotebookCoverage(coverage.CoveragePlugin):
+    """Traces notebooks' compiled code, and reports it against the notebook files."""
+
+    def file_tracer(self, filename: str) -> coverage.FileTracer | None:
+        return _CellTracer() if _COMPILED.search(filename) else None
+
+    def file_reporter(self, filename: str) -> coverage.FileReporter:
+        return NotebookReporter(filename)
+
+
+class _CellTracer(coverage.FileTracer):
+    """One name for all of a notebook's code, read from the frame: the notebook's file."""
+
+    def has_dynamic_source_filename(self) -> bool:
+        return True
+
+    def dynamic_source_filename(self, filename: str, frame: FrameType) -> str | None:
+        # Set before the module's first line runs, so its top level is measured too.
+        source = frame.f_globals.get("__ntdd_source_file__")
+        return str(source) if source else None
+
+    def line_number_range(self, frame: FrameType) -> tuple[int, int]:
+        runtime = frame.f_globals.get("__ntdd__")
+        where = getattr(runtime, "line_in_file", None)
+        line = where(frame.f_code.co_filename, frame.f_lineno) if where is not None else None
+        return (line, line) if line is not None else (-1, -1)
+
+
+class NotebookReporter(coverage.FileReporter):
+    """A notebook file whose statements are its code cells' statements, at their file lines."""
+
+    def __init__(self, filename: str) -> None:
+        super().__init__(filename)
+        self._statements: set[int] | None = None
+        self._first_lines: dict[int, int] = {}
+
+    def lines(self) -> set[int]:
+        if self._statements is None:
+            self._statements = self._analyse()
+        return self._statements
+
+    def translate_lines(self, lines: Any) -> set[int]:
+        """A line of a statement that spans lines counts as its first line, as for `.py`."""
+        self.lines()
+        return {self._first_lines.get(line, line) for line in lines}
+
+    def _analyse(self) -> set[int]:
+        path = Path(self.filename)
+        data = path.read_bytes()
+        notebook = notebook_of_bytes(data, path)
+        positions = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
+        statements: set[int] = set()
+        for cell, lines in zip(notebook.cells, positions, strict=False):
+            if cell.cell_type == "code" and lines:
+                statements |= self._cell_statements(cell.source, lines)
+        return statements
+
+    def _cell_statements(self, source: str, lines: tuple[int, ...]) -> set[int]:
+        """The file lines of a cell's statements, as coverage.py parses Python."""
+        try:
+            parser = PythonParser(text=to_python(source).code)
+            parser.parse_source()
+        except Exception:  # a cell that is no Python (a broken test cell) has no statements
+            return set()
+
+        def in_file(line: int) -> int:
+            return line_in_file((lines,), 1, line) or lines[0]
+
+        for line in range(1, len(lines) + 1):
+            self._first_lines[in_file(line)] = in_file(parser.first_line(line))
+        return {in_file(line) for line in parser.statements}

@@ -1,0 +1,147 @@
+"""A notebook test's failure, pointed at the notebook's file and line, for tools.
+
+People read `cell 4, line 2` in the message; tools read fields: the report's
+`location` (JUnit's `file=`/`line=`, pytest-sugar), the `path:line:` of each
+traceback entry (GitHub annotations, editors' links) and the workflow
+command ntdd writes itself on GitHub Actions. Each frame of the notebook's
+code, the in-memory module or a cell compiled on its own, is mapped to the
+line of the notebook's file that holds its source line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError
+
+# The plugin that annotates failures itself, by the name it registers its reporter under.
+ANNOTATING_PLUGIN = "annotate_errors"
+
+
+def failing_line(runtime: NotebookRuntime, error: BaseException) -> int | None:
+    """The notebook's line that *error* came from: for a setup cell's failure, the
+    line of that cell that raised (or its first line, for the tests after it)."""
+    if isinstance(error, SetupError):
+        cause = error.__cause__
+        found = _deepest(runtime, cause.__traceback__) if cause is not None else None
+        return found if found is not None else runtime.cell_line_in_file(error.index, None)
+    return _deepest(runtime, error.__traceback__)
+
+
+def _deepest(runtime: NotebookRuntime, tb: types.TracebackType | None) -> int | None:
+    """The file line of the deepest frame of *tb* that runs the notebook's code."""
+    found = None
+    while tb is not None:
+        line = runtime.line_in_file(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        found = line if line is not None else found
+        tb = tb.tb_next
+    return found
+
+
+def point_at_notebook(
+    report: pytest.TestReport, runtime: NotebookRuntime, line: int | None
+) -> None:
+    """The report's location and traceback entries name the notebook's file and lines.
+
+    An entry's `path:line:` is followed by the cell and its line, for people:
+    `nb.ipynb:42: TypeError (setup cell 3, id 1a2b, line 2)`.
+    """
+    path = _shown(runtime.source_file)
+    if line is not None:
+        report.location = (report.location[0], line - 1, report.location[2])
+    for location, is_entry in _file_locations(report.longrepr):
+        found = runtime.line_in_file(location.path, location.lineno)
+        if found is None:
+            continue
+        if is_entry:  # the crash's message is the error's, as summaries quote it
+            words = _cell_words(runtime, location.path, location.lineno)
+            location.message = f"{location.message} ({words})".lstrip()
+        location.path, location.lineno = path, found
+
+
+def _cell_words(runtime: NotebookRuntime, filename: str, lineno: int) -> str:
+    """`test cell 4, id 1a2b, line 2`: where a line of the notebook's code is, for people."""
+    if filename != runtime.filename:  # a cell compiled alone: its name says which
+        return f"{filename[len(runtime.display_path) + 2 : -1]}, line {lineno}"
+    where = runtime.layout.locate(lineno, "")
+    if where is None:
+        return ""
+    ident = f", id {where.id}" if where.id else ""
+    line = f", line {where.line}" if where.line is not None else ""
+    return f"test cell {where.index}{ident}{line}"
+
+
+def _file_locations(longrepr: object) -> Iterator[tuple[Any, bool]]:
+    """Every `path:line:` of a failure's report: its entries' (True) and its crash's."""
+    chain = getattr(longrepr, "chain", None)
+    if chain is None:
+        crash = getattr(longrepr, "reprcrash", None)
+        chain = [(getattr(longrepr, "reprtraceback", None), crash, None)]
+    for traceback, crash, _ in chain:
+        for entry in getattr(traceback, "reprentries", ()):
+            location = getattr(entry, "reprfileloc", None)
+            if location is not None:
+                yield location, True
+        if crash is not None:
+            yield crash, False
+
+
+def _shown(path: Path) -> str:
+    """*path* as pytest shows a file in a traceback: relative to the cwd when inside it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+# -- GitHub Actions ------------------------------------------------------------------
+
+
+def annotates(config: pytest.Config) -> bool:
+    """Whether ntdd writes failures' workflow commands: on GitHub Actions, in the
+    process that reports (not an xdist worker), unless the annotating plugin does."""
+    return (
+        os.environ.get("GITHUB_ACTIONS") == "true"
+        and not hasattr(config, "workerinput")
+        and not config.pluginmanager.has_plugin(ANNOTATING_PLUGIN)
+    )
+
+
+def annotate(report: pytest.TestReport, config: pytest.Config) -> None:
+    """One `::error file=…,line=…::` for a notebook test's failure, at the notebook's line."""
+    path, line, _ = report.location
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = report.head_line or report.nodeid
+    if crash is not None:
+        message += f"\n\n{crash.message}"
+    where = f"file={_in_workspace(config.rootpath / path)}"
+    if line is not None:
+        where += f",line={line + 1}"
+    where += f",title={_escaped_property(report.nodeid)}"
+    print(f"::error {where}::{_escaped(message)}", file=sys.stderr)
+
+
+def _in_workspace(path: Path) -> str:
+    """The path as GitHub wants it: relative to the checkout, when inside it."""
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    base = Path(workspace) if workspace else Path.cwd()
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _escaped(text: str) -> str:
+    """A workflow command's message, escaped as GitHub reads it back."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escaped_property(text: str) -> str:
+    return _escaped(text).replace(":", "%3A").replace(",", "%2C")

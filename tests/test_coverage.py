@@ -1,0 +1,90 @@
+"""Coverage of notebook code: `ntdd.coverage`, coverage.py's plugin for what `--ntdd` runs.
+
+Each run is a child process: coverage.py cannot measure a pytest run nested
+in a process it is already measuring.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import run, write_notebook
+
+pytest.importorskip("pytest_cov")
+
+PLUGIN = '[tool.coverage.run]\nplugins = ["ntdd.coverage"]\n'
+CELLS = [
+    "def double(v):\n    return 2 * v\n\ndef unused():\n    return 0",
+    "if double(1) == 3:\n    never = True",
+    "# TEST: doubles\nassert double(2) == 4",
+    "# TEST\ndef test_as_written():\n    assert double(3) == 6",
+]
+
+
+def line_of(path: Path, text: str) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+def coverage_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return run(
+        pytester,
+        "--ntdd",
+        "nbs",
+        "--cov=nbs",
+        "--cov-report=term-missing",
+        *args,
+        plugins=["pytest_cov"],
+        subprocess=True,
+    )
+
+
+def row(result: pytest.RunResult, name: str) -> list[str]:
+    """The report's row for *name* (not the progress line of its tests)."""
+    line = next(line for line in result.stdout.lines if re.match(rf"{name}\s+\d", line))
+    return re.split(r"\s+", line.strip(), maxsplit=4)
+
+
+def test_the_report_has_a_row_per_notebook_with_the_lines_of_its_cells_that_did_not_run(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "pyproject.toml").write_text(PLUGIN)
+    path = write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
+    write_notebook(pytester.path / "nbs" / "other.ipynb", ["w = 1", "# TEST\nassert w == 1"])
+    result = coverage_run(pytester)
+    result.assert_outcomes(passed=3)
+    assert "Couldn't parse" not in result.stdout.str() + result.stderr.str()
+    missed = f"{line_of(path, 'return 0')}, {line_of(path, 'never = True')}"
+    # 9 statements: 2 defs and 2 returns, the `if` and its body, the tests' 3 lines.
+    assert row(result, "nbs/maths.ipynb") == ["nbs/maths.ipynb", "9", "2", "78%", missed]
+    assert row(result, "nbs/other.ipynb")[:4] == ["nbs/other.ipynb", "2", "0", "100%"]
+    result.stdout.no_fnmatch_line("*ntdd module*")
+
+
+def test_under_xdist_the_workers_measure_the_notebooks_too(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    (pytester.path / "pyproject.toml").write_text(PLUGIN)
+    write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
+    result = run(
+        pytester,
+        "--ntdd",
+        "nbs",
+        "-n",
+        "2",
+        "--cov=nbs",
+        "--cov-report=term-missing",
+        plugins=["pytest_cov", "xdist.plugin"],
+        subprocess=True,
+    )
+    result.assert_outcomes(passed=2)
+    assert row(result, "nbs/maths.ipynb")[1:4] == ["9", "2", "78%"]
+
+
+def test_without_the_plugin_ntdd_says_how_to_measure_notebooks(pytester: pytest.Pytester) -> None:
+    write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
+    result = coverage_run(pytester)
+    result.assert_outcomes(passed=2)
+    hint = 'ntdd: coverage measures notebooks only with its plugin: add plugins = ["ntdd.coverage"]'
+    assert hint in result.stdout.str()

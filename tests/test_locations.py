@@ -1,0 +1,246 @@
+"""Reports point at the notebook for tools: its file, relative to rootdir, and the line in it.
+
+JUnit's `file=`/`line=`, pytest-sugar's and VS Code's `item.location`,
+GitHub's annotations and an editor's `path:line:` links read fields, not
+messages; each must name the `.ipynb` (or the jupytext file) and the line of
+that file where the source line is. The notebooks sit in a subfolder, and
+each has two failing tests: the second is where a process left in the
+notebook's folder used to double the folder.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run, write_notebook
+
+CELLS = [
+    "x = 1",
+    "# TEST: first\nassert x == 2",
+    "y = 2",
+    "# TEST: second\nz = 3\nassert y == 3",
+    "# TEST\ndef test_passes():\n    assert x == 1",
+]
+
+
+def line_of(path: Path, text: str) -> int:
+    """The 1-based line of the notebook file that holds *text*: what a tool must name."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
+@pytest.fixture
+def failing(pytester: pytest.Pytester) -> Path:
+    return write_notebook(pytester.path / "nbs" / "failing.ipynb", CELLS)
+
+
+def test_each_tests_location_is_the_notebook_and_its_cells_line_for_every_test(
+    pytester: pytest.Pytester, failing: Path
+) -> None:
+    """`item.location`, as pytest-sugar and the terminal read it at each test's start."""
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
+    locations = {c.nodeid: c.location for c in recorder.getcalls("pytest_runtest_logstart")}
+    assert locations == {
+        "nbs/failing.ipynb::test_first": (
+            "nbs/failing.ipynb",
+            line_of(failing, "# TEST: first") - 1,  # 0-based, as pytest's are
+            "test_first",
+        ),
+        "nbs/failing.ipynb::test_second": (
+            "nbs/failing.ipynb",
+            line_of(failing, "# TEST: second") - 1,
+            "test_second",
+        ),
+        "nbs/failing.ipynb::test_passes": (
+            "nbs/failing.ipynb",
+            line_of(failing, "def test_passes") - 1,
+            "test_passes",
+        ),
+    }
+    items = {c.item.nodeid: c.item for c in recorder.getcalls("pytest_itemcollected")}
+    path, line, _ = items["nbs/failing.ipynb::test_second"].reportinfo()  # asked for after the run
+    assert (Path(path), line) == (failing, line_of(failing, "# TEST: second") - 1)
+
+
+def test_a_failures_report_names_the_line_of_the_failing_statement_in_the_notebook_file(
+    pytester: pytest.Pytester, failing: Path
+) -> None:
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
+    failed = {r.nodeid: r for r in recorder.getreports("pytest_runtest_logreport") if r.failed}
+    first, second = (
+        failed["nbs/failing.ipynb::test_first"],
+        failed["nbs/failing.ipynb::test_second"],
+    )
+    assert first.location[:2] == ("nbs/failing.ipynb", line_of(failing, "assert x == 2") - 1)
+    assert second.location[:2] == ("nbs/failing.ipynb", line_of(failing, "assert y == 3") - 1)
+
+
+def test_traceback_entries_link_to_the_notebook_line_and_messages_keep_the_cell(
+    pytester: pytest.Pytester, failing: Path
+) -> None:
+    result = run(pytester, "--ntdd", "nbs")
+    result.assert_outcomes(failed=2, passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            f"nbs/failing.ipynb:{line_of(failing, 'assert x == 2')}: AssertionError "
+            "(test cell 2, id *, line 2)",
+            f"nbs/failing.ipynb:{line_of(failing, 'assert y == 3')}: AssertionError "
+            "(test cell 4, id *, line 3)",
+        ],
+        consecutive=False,
+    )
+    result.stdout.fnmatch_lines(["E*in notebook nbs/failing.ipynb, cell 4 (id *), line 3*"])
+    result.stdout.no_fnmatch_line("*ntdd module*")
+    result.stdout.no_fnmatch_line("*nbs/nbs/*")
+
+
+def test_junit_xunit1_names_the_notebook_file_and_line(
+    pytester: pytest.Pytester, failing: Path
+) -> None:
+    run(pytester, "--ntdd", "nbs", "--junitxml=out.xml", "-o", "junit_family=xunit1")
+    cases = {c.get("name"): c for c in ET.parse(pytester.path / "out.xml").iter("testcase")}
+    places = {name: (c.get("file"), c.get("line")) for name, c in cases.items()}
+    assert places == {
+        "test_first": ("nbs/failing.ipynb", str(line_of(failing, "assert x == 2") - 1)),
+        "test_second": ("nbs/failing.ipynb", str(line_of(failing, "assert y == 3") - 1)),
+        "test_passes": ("nbs/failing.ipynb", str(line_of(failing, "def test_passes") - 1)),
+    }
+
+
+def test_a_setup_cells_failure_points_at_the_line_that_raised(pytester: pytest.Pytester) -> None:
+    path = write_notebook(
+        pytester.path / "nbs" / "setup.ipynb",
+        [
+            "def helper(v):\n    assert v == 1",
+            "# TEST: calls\nhelper(2)",
+            "raise ValueError('boom')",
+            "# TEST: after\nassert True",
+        ],
+    )
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
+    failed = {r.nodeid: r for r in recorder.getreports("pytest_runtest_logreport") if r.failed}
+    lines = {nodeid: r.location[1] for nodeid, r in failed.items()}
+    assert lines == {
+        "nbs/setup.ipynb::test_calls": line_of(path, "    assert v == 1") - 1,  # the deepest
+        "nbs/setup.ipynb::test_after": line_of(path, "raise ValueError") - 1,
+    }
+
+
+def test_pytest_and_other_plugins_run_in_the_sessions_folder_and_cells_in_the_notebooks(
+    pytester: pytest.Pytester,
+) -> None:
+    """A cell's `os.chdir` still holds for the cells below it, as in a kernel."""
+    pytester.makeconftest(
+        """
+        import os, pytest
+        SEEN = []
+
+        @pytest.fixture(autouse=True)
+        def other_plugins_fixture():
+            SEEN.append(("fixture", os.getcwd()))
+            yield
+            SEEN.append(("fixture teardown", os.getcwd()))
+
+        def pytest_runtest_logreport(report):
+            SEEN.append((f"report {report.when}", os.getcwd()))
+
+        def pytest_sessionfinish(session):
+            away = [(what, cwd) for what, cwd in SEEN if cwd != str(session.config.rootpath)]
+            assert not away, away
+            assert len(SEEN) > 6
+        """
+    )
+    (pytester.path / "nbs" / "data").mkdir(parents=True)
+    write_notebook(
+        pytester.path / "nbs" / "cwd.ipynb",
+        [
+            "import os\nstart = os.getcwd()",
+            "# TEST: in its folder\nassert os.path.basename(start) == 'nbs'\n"
+            "assert os.getcwd() == start",
+            "os.chdir('data')",
+            "# TEST: where the cell went\nassert os.getcwd() == os.path.join(start, 'data')",
+        ],
+    )
+    result = run(pytester, "--ntdd", "nbs")
+    result.assert_outcomes(passed=2)
+    assert Path.cwd() == pytester.path
+
+
+# -- GitHub annotations -----------------------------------------------------------
+
+
+def annotations(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.stderr.lines if line.startswith("::error ")]
+
+
+def test_on_github_actions_ntdd_annotates_each_failure_at_the_notebooks_line(
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    found = annotations(run(pytester, "--ntdd", "nbs"))
+    assert [line.split("::")[1] for line in found] == [
+        f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert x == 2')},"
+        "title=nbs/failing.ipynb%3A%3Atest_first",
+        f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert y == 3')},"
+        "title=nbs/failing.ipynb%3A%3Atest_second",
+    ]
+    assert "cell 2 (id " in found[0]
+
+
+def test_outside_github_actions_there_is_no_annotation(
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    assert annotations(run(pytester, "--ntdd", "nbs")) == []
+
+
+def test_a_plugin_registered_as_the_annotating_plugin_leaves_annotations_to_it(
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The name pytest-github-actions-annotate-failures registers its reporter under."""
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    pytester.makeconftest(
+        "def pytest_configure(config):\n"
+        "    config.pluginmanager.register(object(), 'annotate_errors')\n"
+    )
+    assert annotations(run(pytester, "--ntdd", "nbs")) == []
+
+
+def test_with_the_annotating_plugin_each_failure_is_annotated_once_at_the_notebooks_line(
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("pytest_github_actions_annotate_failures")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    plugin = "pytest_github_actions_annotate_failures.plugin"
+    found = annotations(run(pytester, "--ntdd", "nbs", plugins=[plugin]))
+    assert [line.split("::")[1] for line in found] == [
+        f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert x == 2')}",
+        f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert y == 3')}",
+    ]
+
+
+# -- text notebooks ---------------------------------------------------------------
+
+
+def test_a_text_notebook_points_at_the_line_of_its_py_file(pytester: pytest.Pytester) -> None:
+    jupytext: Any = pytest.importorskip("jupytext")
+    from conftest import make_notebook
+
+    nb = make_notebook(CELLS)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python3", "language": "python"}
+    path = pytester.path / "nbs" / "failing.py"
+    path.parent.mkdir()
+    path.write_text(jupytext.writes(nb, "py:percent"), encoding="utf-8")
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs/failing.py")
+    failed = {r.nodeid: r for r in recorder.getreports("pytest_runtest_logreport") if r.failed}
+    assert failed["nbs/failing.py::test_second"].location[:2] == (
+        "nbs/failing.py",
+        line_of(path, "assert y == 3") - 1,
+    )
+    assert os.path.samefile(Path.cwd(), pytester.path)
