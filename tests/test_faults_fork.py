@@ -256,3 +256,24 @@ def test_children_run_torch_on_one_thread_after_the_parent_used_a_pool(tmp_path:
     report = run_notebook(notebook, Request((str(notebook),), ("nan", "shape"), timeout="20"))
     assert [r.status for r in report.results] == ["caught", "survived"]  # big: the first data
     torch.set_num_threads(before)
+
+
+@pytest.mark.slow
+def test_a_project_faulthandler_timeout_does_not_hang_the_forked_children(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest's faulthandler timer lives in a thread that a fork leaves behind: a child
+    that cancels it at the end of a test waited for ever. `ntdd faults` runs inside a
+    pytest session that armed it (a project's `faulthandler_timeout`), and forks."""
+    write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST: x is one\nassert x == 1"])
+    pytester.makeini("[pytest]\nfaulthandler_timeout = 600\n")
+    pytester.makepyfile(
+        test_faults_inside="""
+        from ntdd.commands.cli import main
+
+        def test_faults_inside_a_session():
+            assert main(["faults", "nb.ipynb", "--faults", "nan"]) in (0, 1)
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=240)
+    result.assert_outcomes(passed=1)

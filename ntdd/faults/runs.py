@@ -37,11 +37,13 @@ from ntdd.runtime.settings import INJECTION, Injection
 
 # Quiet, and the same in every run and every child of a forked run: no
 # terminal, no cache, no plugin that reorders tests, and output captured at
-# the Python level only (a child must not share pytest's capture files).
+# the Python level only (a child must not share pytest's capture files), and no
+# faulthandler timer: its thread does not survive a fork, and a child that
+# cancels it waits for that thread for ever (a project's `faulthandler_timeout`).
 # ntdd's own plugin is loaded even where plugins are not autoloaded (LoadsPlugin).
 QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
-    "-o", "addopts=", "-W", "ignore", "--capture=sys",
+    "-p", "no:faulthandler", "-o", "addopts=", "-W", "ignore", "--capture=sys",
 )  # fmt: skip
 _IMPORTS_TORCH = re.compile(r"\b(?:import|from)\s+torch\b")
 _SETUP_CELL = re.compile(r"\((setup cell \d+)(?:, id [^)]*)?\) raised (\w+)")
