@@ -75,7 +75,7 @@ class ProcessState:
     environ: dict[Any, Any]  # os.environ's own (encoded) store, pytest's variable left out
     path: tuple[str, ...]
     recursion_limit: int
-    warning_filters: tuple[Any, ...]
+    warning_filters: tuple[Any, ...] | None  # None: left as they are (see NotebookFilters)
     random_state: Any
     numpy_state: Any = None  # numpy's global generator, when numpy is imported
     torch: TorchState | None = None  # when torch is imported
@@ -103,8 +103,9 @@ class ProcessState:
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
-        """This state as a notebook in *folder* starts: its folder is cwd and first on the path."""
-        return replace(self, cwd=str(folder), path=(str(folder), *self.path))
+        """This state as a notebook in *folder* starts: its folder is cwd, and the cwd
+        (`""`, as a kernel has it) first on the path: after `os.chdir` imports look there."""
+        return replace(self, cwd=str(folder), path=("", *self.path), warning_filters=None)
 
     def apply(self) -> None:
         """Make this the process's state. Parts not captured are left as they are."""
@@ -113,9 +114,8 @@ class ProcessState:
         _set_environ(self.environ)
         sys.path[:] = self.path
         sys.setrecursionlimit(self.recursion_limit)
-        if tuple(warnings.filters) != self.warning_filters:
-            warnings.filters[:] = self.warning_filters  # type: ignore[index]
-            _filters_mutated()
+        if self.warning_filters is not None:
+            set_filters(self.warning_filters)
         random.setstate(self.random_state)
         numpy: Any = sys.modules.get("numpy")
         if _numpy_state(numpy) is not None:
@@ -126,6 +126,39 @@ class ProcessState:
         torch = sys.modules.get("torch")
         if _usable(torch):
             (self.torch or TorchState.fresh(torch, self.seed)).apply(torch)
+
+
+@dataclass(frozen=True)
+class NotebookFilters:
+    """The warning filters a notebook's cells set, to be set again for the cells below.
+
+    pytest puts the filters back after each test; a kernel keeps what a cell
+    set. What the cells put in front of the filters a test started with is
+    kept as *front*; a cell that took filters away (`resetwarnings()`) leaves
+    its whole list, *whole*, which replaces the next test's.
+    """
+
+    front: tuple[Any, ...] = ()
+    whole: tuple[Any, ...] | None = None
+
+    @classmethod
+    def between(cls, start: tuple[Any, ...], end: tuple[Any, ...]) -> NotebookFilters:
+        """What the cells run between *start* and *end* made of the filters."""
+        added = len(end) - len(start)
+        if added >= 0 and end[added:] == start:
+            return cls(front=end[:added])
+        return cls(whole=end)
+
+    def apply(self, under: tuple[Any, ...]) -> None:
+        """Set these filters over *under*, the filters pytest set for a test."""
+        set_filters(self.whole if self.whole is not None else (*self.front, *under))
+
+
+def set_filters(wanted: tuple[Any, ...]) -> None:
+    """Make *wanted* the warning filters, telling `warnings` when they change."""
+    if wanted != tuple(warnings.filters):
+        warnings.filters[:] = wanted  # type: ignore[index]
+        _filters_mutated()
 
 
 def modules_mark() -> tuple[int, str]:

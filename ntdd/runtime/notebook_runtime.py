@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import bisect
 import contextlib
+import functools
 import inspect
 import sys
 import types
@@ -37,16 +38,20 @@ from ntdd.errors import StaleModuleWarning
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
-from ntdd.runtime import steps
+from ntdd.runtime import loop as event_loop
+from ntdd.runtime import root_logger, steps
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
+    NotebookFilters,
     ProcessState,
     forget,
     modules_mark,
     modules_since,
     own_modules,
+    set_filters,
 )
+from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
 from ntdd.runtime.shell import ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
@@ -76,10 +81,12 @@ class DeviceRun:
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
     loop: Any = None  # its asyncio event loop, once a cell awaits
     cells_run: int = 0  # a kernel's execution count
+    filters: NotebookFilters = field(default_factory=NotebookFilters)  # what its cells set
+    root_logger: RootLogger = field(default_factory=RootLogger)  # its handlers and level
 
     def event_loop(self) -> Any:
         if self.loop is None:
-            self.loop = steps.new_loop()
+            self.loop = event_loop.new_loop()
         return self.loop
 
 
@@ -111,6 +118,9 @@ class NotebookRuntime:
         self._config: pytest.Config | None = None
         self._running = ""  # the setup cell running now, for messages
         self._testing = ""  # the test cell whose test runs now, for messages
+        self._nodeid = ""  # the notebook's, for warnings its setup cells raise
+        self._pytest_filters: tuple[Any, ...] = ()  # the warning filters pytest set for a test
+        self._future = 0  # the future flags of the cells run so far, as IPython carries them
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
 
     def setup(
@@ -181,9 +191,12 @@ class NotebookRuntime:
         __tracebackhide__ = True
         self._config = request.config
         device = self._device_of(request.node, request.config)
+        self._pytest_filters = tuple(warnings.filters)  # what pytest set for this test
         run = self._activate(device, request.config)
-        with self._as_main():
-            self._reach(run, self._position_of(request.node), request.node)
+        self._nodeid = request.node.nodeid.partition("::")[0]
+        with self._as_main(), self._keeps_filters(run):
+            with self._notebook_code(run):
+                self._reach(run, self._position_of(request.node), request.node)
             injection = injection_of(request.config)
             if injection is not None:
                 injection.apply(self.namespace, device)
@@ -193,6 +206,30 @@ class NotebookRuntime:
             finally:
                 self._testing = ""
 
+    @contextlib.contextmanager
+    def calling(self, item: pytest.Item) -> Iterator[None]:
+        """Around a test's call: its code is the notebook's, as its cell is in a kernel."""
+        run = self._active
+        if run is None:
+            yield
+            return
+        with self._notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ())):
+            yield
+
+    @contextlib.contextmanager
+    def _notebook_code(self, run: DeviceRun, keep_pytests: bool = False) -> Iterator[None]:
+        """While the notebook's code runs: its root logger, its event loop running."""
+        uses_loop = event_loop.wanted(self._mentions_asyncio)
+        with root_logger.the_notebooks(run, keep_pytests):
+            with event_loop.running(run.event_loop if uses_loop else None):
+                yield
+            event_loop.idle(run.loop)
+
+    @functools.cached_property
+    def _mentions_asyncio(self) -> bool:
+        """Whether the module's code, its setup cells' included, names asyncio."""
+        return any("asyncio" in line for line in self.layout.lines)
+
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
         __tracebackhide__ = True
@@ -201,13 +238,15 @@ class NotebookRuntime:
         filename = self.cell_filename(index, cell_id, "cell")
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
-        compiled = compile_rewritten(code, filename, self._config, steps.TOP_LEVEL_AWAIT)
+        flags = steps.TOP_LEVEL_AWAIT | self._future
+        compiled = compile_rewritten(code, filename, self._config, flags)
+        self._future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
         __tracebackhide__ = True
-        self._loop().run_until_complete(function(**arguments))
+        event_loop.run_until_complete(self._loop(), function(**arguments))
 
     def hold_failure(self, tb: types.TracebackType | None) -> None:
         """A test of this notebook failed (or xfailed): its frames are freed at `release`."""
@@ -230,7 +269,7 @@ class NotebookRuntime:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
             forget(run.own_modules)
-            steps.close_loop(run.loop)
+            event_loop.close(run.loop)
         if self._outside is not None:
             self._outside.apply()
         self.namespace.clear()
@@ -269,8 +308,8 @@ class NotebookRuntime:
         counts.replayed_tests.append(item.nodeid)
         forget(run.own_modules)
         run.own_modules.clear()
-        steps.close_loop(run.loop)
-        run.loop = None
+        loop, run.loop = run.loop, None
+        event_loop.restart(loop, run.event_loop)
         self._fresh(run, item.config)
 
     def _run_setup(self, run: DeviceRun, step: SetupStep) -> None:
@@ -278,7 +317,8 @@ class NotebookRuntime:
         self._running = self.cell_filename(step.index, step.id)
         names = PinnedDevice(self.namespace, run.device) if step.assigns_device else None
         try:
-            steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+            with self._warnings_of_the_cell():
+                steps.execute(self._compile(step), self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
                 print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
@@ -315,8 +355,10 @@ class NotebookRuntime:
     def _compile(self, step: SetupStep) -> types.CodeType:
         code = self._compiled.get(step.index)
         if code is None:
-            code = steps.compile_cell(step.code, self.cell_filename(step.index, step.id))
+            filename = self.cell_filename(step.index, step.id)
+            code = steps.compile_cell(step.code, filename, self._future)
             self._compiled[step.index] = code
+        self._future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
         return code
 
     def _loop(self) -> Any:
@@ -400,6 +442,9 @@ class NotebookRuntime:
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
         run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.filters, run.root_logger = NotebookFilters(), RootLogger()
+        self._future = 0
+        run.filters.apply(self._pytest_filters)  # a fresh kernel's: none set by a cell
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
@@ -412,6 +457,44 @@ class NotebookRuntime:
             run.process = ProcessState.capture()
         forget(run.own_modules)
         self._active = None
+
+    @contextlib.contextmanager
+    def _warnings_of_the_cell(self) -> Iterator[None]:
+        """What a setup cell warns is reported as the notebook's, at the cell's line,
+        not as a warning of the test that happened to reach the cell."""
+        config = self._config
+        if config is None or not self._nodeid:
+            yield
+            return
+        caught: list[warnings.WarningMessage] = []
+        kept: tuple[Any, ...] = ()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                try:
+                    yield
+                finally:
+                    kept = tuple(warnings.filters)  # what the cell set lasts
+        finally:
+            set_filters(kept)
+            for message in caught:
+                config.hook.pytest_warning_recorded.call_historic(
+                    kwargs={
+                        "warning_message": message,
+                        "nodeid": self._nodeid,
+                        "when": "runtest",
+                        "location": None,
+                    }
+                )
+
+    @contextlib.contextmanager
+    def _keeps_filters(self, run: DeviceRun) -> Iterator[None]:
+        """The warning filters *run*'s cells set last for the cells below, as in a kernel:
+        pytest's own, which it puts back after each test, are under them."""
+        run.filters.apply(self._pytest_filters)
+        try:
+            yield
+        finally:
+            run.filters = NotebookFilters.between(self._pytest_filters, tuple(warnings.filters))
 
     @contextlib.contextmanager
     def _as_main(self) -> Iterator[None]:

@@ -13,7 +13,7 @@ import types
 
 import pytest
 
-from ntdd.notebook.cell_code import quiet_syntax_warnings
+from ntdd.notebook.cell_code import catching_asserts, quiet_syntax_warnings
 
 
 def compile_rewritten(
@@ -34,6 +34,38 @@ def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> type
     return _compile(source, filename, None, flags, rewrite=True)
 
 
+def caught_asserts_as_written(tree: ast.Module) -> None:
+    """Asserts whose `AssertionError` the code catches itself raise what Python raises.
+
+    pytest's rewriting puts its explanation into the error's message, and code
+    that reads `str(e)` or `e.args` in its `except AssertionError as e` would
+    see that, not what a kernel gives. Those asserts become the `if`/`raise`
+    Python compiles an assert to; the others are rewritten, for pytest's report.
+    """
+    caught = {id(node) for node in catching_asserts(tree)}
+    if caught:
+        _AsWritten(caught).visit(tree)
+
+
+class _AsWritten(ast.NodeTransformer):
+    def __init__(self, caught: set[int]) -> None:
+        self.caught = caught
+
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        """`if __debug__: if not test: raise AssertionError(msg)`, at the assert's lines."""
+        if id(node) not in self.caught:
+            return node
+        error: ast.expr = ast.Name("AssertionError", ast.Load())
+        if node.msg is not None:
+            error = ast.Call(error, [node.msg], [])
+        check = ast.If(ast.UnaryOp(ast.Not(), node.test), [ast.Raise(error, None)], [])
+        plain = ast.If(ast.Name("__debug__", ast.Load()), [check], [])
+        for made in ast.walk(plain):
+            if not hasattr(made, "lineno") and "lineno" in made._attributes:
+                ast.copy_location(made, node)
+        return plain
+
+
 def _compile(
     source: str, filename: str, config: pytest.Config | None, flags: int, rewrite: bool
 ) -> types.CodeType:
@@ -42,6 +74,7 @@ def _compile(
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 
+        caught_asserts_as_written(tree)
         rewrite_asserts(tree, source.encode("utf-8", "surrogatepass"), filename, config)
     with quiet_syntax_warnings():
         code: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
