@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from conftest import run
 
+# The inner runs are in-process: this suite's `filterwarnings = error` is under their filters.
+SHOWN = ("nb.ipynb", "-W", "default::UserWarning")
 CATCHES = (
     "try:\n    warnings.warn('{text}')\n    raised = False\n"
     "except UserWarning:\n    raised = True\nassert raised"
@@ -31,7 +33,7 @@ def test_a_warning_filter_a_cell_sets_lasts_for_every_test_below(
             "# TEST: third\n" + CATCHES.format(text="z"),
         ]
     )
-    run_notebook().assert_outcomes(passed=3)
+    run_notebook(*SHOWN).assert_outcomes(passed=3)
 
 
 def test_a_filter_set_by_a_test_cell_lasts_too(
@@ -44,7 +46,7 @@ def test_a_filter_set_by_a_test_cell_lasts_too(
             "# TEST: below\n" + CATCHES.format(text="late"),
         ]
     )
-    run_notebook().assert_outcomes(passed=2)
+    run_notebook(*SHOWN).assert_outcomes(passed=2)
 
 
 def test_a_dropped_magic_is_no_error_under_filterwarnings_error(
