@@ -102,6 +102,19 @@ def test_the_notebooks_root_logger_is_its_own(
     run(pytester, "--ntdd", "nb.ipynb", "nb2.ipynb").assert_outcomes(passed=2)
 
 
+def test_a_test_that_takes_caplog_still_reads_the_records(
+    pytester: pytest.Pytester, notebook: Callable[..., Path]
+) -> None:
+    notebook(
+        [
+            "import logging",
+            "# TEST\ndef test_logs(caplog):\n    logging.getLogger('nb').warning('careful')\n"
+            "    assert 'careful' in caplog.text",
+        ]
+    )
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+
+
 def test_every_cell_runs_in_a_running_event_loop(
     notebook: Callable[..., Path], run_notebook: Callable[..., Any]
 ) -> None:
@@ -165,3 +178,18 @@ def test_a_future_import_applies_to_the_cells_below(
         ]
     )
     run_notebook().assert_outcomes(passed=2)
+
+
+def test_in_a_def_test_cell_a_caught_assertion_has_pytests_message(
+    notebook: Callable[..., Path], run_notebook: Callable[..., Any]
+) -> None:
+    """A difference the docs list: the module's functions are rewritten as pytest
+    rewrites the exported module, so both ways agree."""
+    notebook(
+        [
+            "x = 1",
+            "# TEST\ndef test_reads_it():\n    try:\n        assert x == 2, 'custom'\n"
+            "    except AssertionError as e:\n        assert str(e).startswith('custom\\n')",
+        ]
+    )
+    run_notebook().assert_outcomes(passed=1)

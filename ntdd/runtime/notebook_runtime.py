@@ -239,7 +239,7 @@ class NotebookRuntime:
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
         flags = steps.TOP_LEVEL_AWAIT | self._future
-        compiled = compile_rewritten(code, filename, self._config, flags)
+        compiled = compile_rewritten(code, filename, self._config, flags, a_cell=True)
         self._future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 

@@ -17,11 +17,20 @@ from ntdd.notebook.cell_code import catching_asserts, quiet_syntax_warnings
 
 
 def compile_rewritten(
-    source: str, filename: str, config: pytest.Config | None, flags: int = 0
+    source: str,
+    filename: str,
+    config: pytest.Config | None,
+    flags: int = 0,
+    a_cell: bool = False,
 ) -> types.CodeType:
-    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`."""
+    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`.
+
+    *a_cell*: the source is a cell's, run as notebook code; asserts whose error
+    it catches stay as written. (A generated module's are rewritten, as
+    pytest rewrites the exported module: both ways give one verdict.)
+    """
     rewrite = config is not None and config.getoption("assertmode", "rewrite") != "plain"
-    return _compile(source, filename, config, flags, rewrite)
+    return _compile(source, filename, config, flags, rewrite, a_cell)
 
 
 def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> types.CodeType:
@@ -31,7 +40,7 @@ def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> type
     that calls it, so that the cell's top-level code runs as the kernel would
     run it (its output shown, its errors the cell's own).
     """
-    return _compile(source, filename, None, flags, rewrite=True)
+    return _compile(source, filename, None, flags, rewrite=True, a_cell=True)
 
 
 def caught_asserts_as_written(tree: ast.Module) -> None:
@@ -67,14 +76,20 @@ class _AsWritten(ast.NodeTransformer):
 
 
 def _compile(
-    source: str, filename: str, config: pytest.Config | None, flags: int, rewrite: bool
+    source: str,
+    filename: str,
+    config: pytest.Config | None,
+    flags: int,
+    rewrite: bool,
+    a_cell: bool,
 ) -> types.CodeType:
     with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
         tree = ast.parse(source, filename)
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 
-        caught_asserts_as_written(tree)
+        if a_cell:
+            caught_asserts_as_written(tree)
         rewrite_asserts(tree, source.encode("utf-8", "surrogatepass"), filename, config)
     with quiet_syntax_warnings():
         code: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
