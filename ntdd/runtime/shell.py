@@ -160,7 +160,7 @@ class NotebookShell(RunsScripts):
 
     def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
         """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
-        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel + 1)
+        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel)
 
     @functools.cached_property
     def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
