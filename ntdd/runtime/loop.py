@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -37,24 +37,27 @@ def wanted(mentions_asyncio: bool) -> bool:
     return mentions_asyncio or "asyncio" in sys.modules
 
 
-@contextlib.contextmanager
-def running(loop_of: Callable[[], asyncio.AbstractEventLoop] | None) -> Iterator[None]:
+class Running:
     """The notebook's loop is the running loop while the notebook's code runs.
 
-    *loop_of* is None for a notebook that cannot use asyncio: nothing is done.
+    A class, not a generator: it is entered twice for every test of a
+    notebook that can use asyncio.
     """
-    if loop_of is None:
-        yield
-        return
-    import asyncio
 
-    loop = loop_of()
-    outer = asyncio._get_running_loop()
-    asyncio._set_running_loop(loop)
-    try:
-        yield
-    finally:
-        asyncio._set_running_loop(outer)
+    def __init__(self, loop_of: Callable[[], asyncio.AbstractEventLoop]) -> None:
+        self._loop_of = loop_of
+        self._outer: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> None:
+        import asyncio
+
+        self._outer = asyncio._get_running_loop()
+        asyncio._set_running_loop(self._loop_of())
+
+    def __exit__(self, *exc_info: object) -> None:
+        import asyncio
+
+        asyncio._set_running_loop(self._outer)
 
 
 def run_until_complete(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T]) -> T:

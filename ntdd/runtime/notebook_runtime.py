@@ -194,36 +194,33 @@ class NotebookRuntime:
         self._pytest_filters = tuple(warnings.filters)  # what pytest set for this test
         run = self._activate(device, request.config)
         self._nodeid = request.node.nodeid.partition("::")[0]
-        with self._as_main(), self._keeps_filters(run):
-            with self._notebook_code(run):
-                self._reach(run, self._position_of(request.node), request.node)
-            injection = injection_of(request.config)
-            if injection is not None:
-                injection.apply(self.namespace, device)
-            self._testing = self._test_cell_name(request.node)
-            try:
-                yield
-            finally:
-                self._testing = ""
+        run.filters.apply(self._pytest_filters)  # what the cells above set lasts
+        try:
+            with self._as_main():
+                with self.notebook_code(run):
+                    self._reach(run, self._position_of(request.node), request.node)
+                injection = injection_of(request.config)
+                if injection is not None:
+                    injection.apply(self.namespace, device)
+                self._testing = self._test_cell_name(request.node)
+                try:
+                    yield
+                finally:
+                    self._testing = ""
+        finally:
+            run.filters = NotebookFilters.between(self._pytest_filters, tuple(warnings.filters))
 
-    @contextlib.contextmanager
-    def calling(self, item: pytest.Item) -> Iterator[None]:
+    def calling(self, item: pytest.Item) -> contextlib.AbstractContextManager[None]:
         """Around a test's call: its code is the notebook's, as its cell is in a kernel."""
         run = self._active
         if run is None:
-            yield
-            return
-        with self._notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ())):
-            yield
+            return contextlib.nullcontext()
+        return self.notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ()))
 
-    @contextlib.contextmanager
-    def _notebook_code(self, run: DeviceRun, keep_pytests: bool = False) -> Iterator[None]:
+    def notebook_code(self, run: DeviceRun, keep_pytests: bool = False) -> NotebookCode:
         """While the notebook's code runs: its root logger, its event loop running."""
         uses_loop = event_loop.wanted(self._mentions_asyncio)
-        with root_logger.the_notebooks(run, keep_pytests):
-            with event_loop.running(run.event_loop if uses_loop else None):
-                yield
-            event_loop.idle(run.loop)
+        return NotebookCode(run, keep_pytests, uses_loop)
 
     @functools.cached_property
     def _mentions_asyncio(self) -> bool:
@@ -487,16 +484,6 @@ class NotebookRuntime:
                 )
 
     @contextlib.contextmanager
-    def _keeps_filters(self, run: DeviceRun) -> Iterator[None]:
-        """The warning filters *run*'s cells set last for the cells below, as in a kernel:
-        pytest's own, which it puts back after each test, are under them."""
-        run.filters.apply(self._pytest_filters)
-        try:
-            yield
-        finally:
-            run.filters = NotebookFilters.between(self._pytest_filters, tuple(warnings.filters))
-
-    @contextlib.contextmanager
     def _as_main(self) -> Iterator[None]:
         """`__main__` is the notebook while its cells run, as in a kernel (pickle needs it)."""
         module = sys.modules.get(self._base.get("__name__", ""))
@@ -559,6 +546,29 @@ class NotebookRuntime:
 
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"
+
+
+class NotebookCode:
+    """While a notebook run's code runs: its root logger, and its event loop running;
+    after, the tasks its cells started go on for a moment, as between a kernel's cells."""
+
+    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_loop: bool) -> None:
+        self._run = run
+        self._logger = root_logger.TheNotebooks(run, keep_pytests)
+        self._loop = event_loop.Running(run.event_loop) if uses_loop else None
+
+    def __enter__(self) -> None:
+        self._logger.__enter__()
+        if self._loop is not None:
+            self._loop.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            if self._loop is not None:
+                self._loop.__exit__()
+                event_loop.idle(self._run.loop)
+        finally:
+            self._logger.__exit__()
 
 
 class PinnedDevice(MutableMapping[str, Any]):

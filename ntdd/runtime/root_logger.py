@@ -12,9 +12,7 @@ pytest shows it as the test's captured output.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -39,21 +37,28 @@ class RootLogger:
             root.setLevel(self.level)  # setLevel clears every logger's cache: only on change
 
 
-@contextlib.contextmanager
-def the_notebooks(holder: HoldsRootLogger, keep_pytests: bool = False) -> Iterator[None]:
+class TheNotebooks:
     """The root logger is *holder*'s while its code runs; what its code sets is kept there.
 
     *keep_pytests*: pytest's handlers stay too, after the notebook's (a test
-    that takes `caplog` reads what they capture).
+    that takes `caplog` reads what they capture). A class, not a generator:
+    it is entered twice for every test.
     """
-    outside = RootLogger.capture()
-    keep = outside.handlers if keep_pytests else ()
-    holder.root_logger.apply(keep)
-    try:
-        yield
-    finally:
-        holder.root_logger = RootLogger.capture(leave_out=keep)
-        outside.apply()
+
+    def __init__(self, holder: HoldsRootLogger, keep_pytests: bool = False) -> None:
+        self._holder = holder
+        self._keep_pytests = keep_pytests
+        self._outside = RootLogger()
+        self._keep: tuple[logging.Handler, ...] = ()
+
+    def __enter__(self) -> None:
+        self._outside = RootLogger.capture()
+        self._keep = self._outside.handlers if self._keep_pytests else ()
+        self._holder.root_logger.apply(self._keep)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._holder.root_logger = RootLogger.capture(leave_out=self._keep)
+        self._outside.apply()
 
 
 class HoldsRootLogger(Protocol):
