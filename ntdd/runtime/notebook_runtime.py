@@ -441,7 +441,7 @@ class NotebookRuntime:
         run.cursor, run.ran, run.cells_run = -1, set(), 0
         run.filters, run.root_logger = NotebookFilters(), RootLogger()
         self._future = 0
-        run.filters.apply(self._pytest_filters)  # a fresh kernel's: none set by a cell
+        set_filters(self._pytest_filters)  # a fresh kernel's: none set by a cell
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
