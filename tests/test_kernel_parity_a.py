@@ -193,3 +193,30 @@ def test_in_a_def_test_cell_a_caught_assertion_has_pytests_message(
         ]
     )
     run_notebook().assert_outcomes(passed=1)
+
+
+REVERSED = """\
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(items):
+    yield
+    items.reverse()
+"""
+
+
+def test_a_replay_starts_without_the_filters_of_the_run_before(
+    pytester: pytest.Pytester, notebook: Callable[..., Path]
+) -> None:
+    pytester.makeconftest(REVERSED)
+    notebook(
+        [
+            "import warnings",
+            "# TEST: no filter yet\nwarnings.warn('not an error here')",
+            "# TEST: sets one\nwarnings.simplefilter('error', UserWarning)",
+        ]
+    )
+    result = run(pytester, "--ntdd", *SHOWN)
+    result.assert_outcomes(passed=2, warnings=2)  # the first also on the way to the second
+    result.stdout.fnmatch_lines(["ntdd: 1 test(s) ran out of notebook order*"])
