@@ -550,15 +550,19 @@ class NotebookRuntime:
 
 class NotebookCode:
     """While a notebook run's code runs: its root logger, and its event loop running;
-    after, the tasks its cells started go on for a moment, as between a kernel's cells."""
+    after, the tasks its cells started go on for a moment, as between a kernel's cells.
+
+    A class, not a generator: it is entered twice for every test.
+    """
 
     def __init__(self, run: DeviceRun, keep_pytests: bool, uses_loop: bool) -> None:
         self._run = run
-        self._logger = root_logger.TheNotebooks(run, keep_pytests)
+        self._keep_pytests = keep_pytests
         self._loop = event_loop.Running(run.event_loop) if uses_loop else None
+        self._outside = RootLogger()
 
     def __enter__(self) -> None:
-        self._logger.__enter__()
+        self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
         if self._loop is not None:
             self._loop.__enter__()
 
@@ -568,7 +572,7 @@ class NotebookCode:
                 self._loop.__exit__()
                 event_loop.idle(self._run.loop)
         finally:
-            self._logger.__exit__()
+            self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
 
 
 class PinnedDevice(MutableMapping[str, Any]):

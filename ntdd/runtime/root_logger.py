@@ -13,55 +13,41 @@ pytest shows it as the test's captured output.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class RootLogger:
+class RootLogger(NamedTuple):
     """The notebook's root logger: its handlers and its level."""
 
     handlers: tuple[logging.Handler, ...] = ()
     level: int = logging.WARNING  # a new process's
 
-    @classmethod
-    def capture(cls, leave_out: tuple[logging.Handler, ...] = ()) -> RootLogger:
-        root = logging.getLogger()
-        return cls(tuple(h for h in root.handlers if h not in leave_out), root.level)
 
-    def apply(self, keep: tuple[logging.Handler, ...] = ()) -> None:
-        """Make this the root logger's state, with *keep* (handlers of pytest's) after ours."""
-        root = logging.getLogger()
-        root.handlers[:] = [*self.handlers, *keep]
-        if root.level != self.level:
-            root.setLevel(self.level)  # setLevel clears every logger's cache: only on change
-
-
-class TheNotebooks:
-    """The root logger is *holder*'s while its code runs; what its code sets is kept there.
+def swap_in(mine: RootLogger, keep_pytests: bool) -> RootLogger:
+    """Give the root logger *mine*'s handlers and level; returns what it had.
 
     *keep_pytests*: pytest's handlers stay too, after the notebook's (a test
-    that takes `caplog` reads what they capture). A class, not a generator:
-    it is entered twice for every test.
+    that takes `caplog` reads what they capture).
     """
-
-    def __init__(self, holder: HoldsRootLogger, keep_pytests: bool = False) -> None:
-        self._holder = holder
-        self._keep_pytests = keep_pytests
-        self._outside = RootLogger()
-        self._keep: tuple[logging.Handler, ...] = ()
-
-    def __enter__(self) -> None:
-        self._outside = RootLogger.capture()
-        self._keep = self._outside.handlers if self._keep_pytests else ()
-        self._holder.root_logger.apply(self._keep)
-
-    def __exit__(self, *exc_info: object) -> None:
-        self._holder.root_logger = RootLogger.capture(leave_out=self._keep)
-        self._outside.apply()
+    root = logging.root
+    outside = RootLogger(tuple(root.handlers), root.level)
+    root.handlers[:] = (*mine.handlers, *outside.handlers) if keep_pytests else mine.handlers
+    _set_level(root, mine.level)
+    return outside
 
 
-class HoldsRootLogger(Protocol):
-    """What keeps a notebook run's root logger between its cells."""
+def swap_out(outside: RootLogger, keep_pytests: bool) -> RootLogger:
+    """Give the root logger back what it had; returns the notebook's, as its code left it."""
+    root = logging.root
+    handlers = tuple(root.handlers)
+    if keep_pytests:
+        handlers = tuple(h for h in handlers if h not in outside.handlers)
+    mine = RootLogger(handlers, root.level)
+    root.handlers[:] = outside.handlers
+    _set_level(root, outside.level)
+    return mine
 
-    root_logger: RootLogger
+
+def _set_level(root: logging.Logger, level: int) -> None:
+    if root.level != level:
+        root.setLevel(level)  # setLevel clears every logger's cache: only on a change
