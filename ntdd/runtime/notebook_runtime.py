@@ -217,15 +217,24 @@ class NotebookRuntime:
             return contextlib.nullcontext()
         return self.notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ()))
 
-    def notebook_code(self, run: DeviceRun, keep_pytests: bool = False) -> NotebookCode:
-        """While the notebook's code runs: its root logger, its event loop running."""
-        uses_loop = event_loop.wanted(self._mentions_asyncio)
+    def notebook_code(
+        self, run: DeviceRun, keep_pytests: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
+        """While the notebook's code runs: its root logger, its event loop running.
+
+        Only for a notebook whose code names them (or, for the loop, when
+        asyncio is imported): the others cannot tell, and pay nothing.
+        """
+        uses_loop = event_loop.wanted("asyncio" in self._mentions)
+        if not (uses_loop or "logging" in self._mentions):
+            return contextlib.nullcontext()
         return NotebookCode(run, keep_pytests, uses_loop)
 
     @functools.cached_property
-    def _mentions_asyncio(self) -> bool:
-        """Whether the module's code, its setup cells' included, names asyncio."""
-        return any("asyncio" in line for line in self.layout.lines)
+    def _mentions(self) -> frozenset[str]:
+        """Which of asyncio and logging the module's code, its setup cells' included, names."""
+        text = "".join(self.layout.lines)
+        return frozenset(word for word in ("asyncio", "logging") if word in text)
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""

@@ -7,7 +7,8 @@ nothing, and pytest may set its level for each test. So while a notebook's
 code runs, the root logger has the notebook's handlers and level, kept from
 cell to cell; pytest's are put back around it. What the notebook logs goes
 where its handlers send it (stderr, without any: Python's last resort), and
-pytest shows it as the test's captured output.
+pytest shows it as the test's captured output. (Only for a notebook whose
+code names `logging`: the others cannot tell, and keep pytest's capture.)
 """
 
 from __future__ import annotations
