@@ -8,14 +8,14 @@ as the thread's running loop while the notebook's code runs; the loop itself
 runs when a cell awaits, and for a moment after each cell, as a kernel's
 loop runs while it waits for the next cell.
 
-asyncio is only imported for notebooks that can use it: when something has
-imported it already, or the notebook's code names it.
+Only a notebook whose code names asyncio gets a loop marked running (a
+notebook's cells that await run on its loop in any case): making and closing
+a loop for every notebook would cost more than many a notebook's tests.
 """
 
 from __future__ import annotations
 
 import contextlib
-import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,11 +30,6 @@ def new_loop() -> asyncio.AbstractEventLoop:
     import asyncio
 
     return asyncio.new_event_loop()
-
-
-def wanted(mentions_asyncio: bool) -> bool:
-    """Whether the notebook's code could ask for a running loop."""
-    return mentions_asyncio or "asyncio" in sys.modules
 
 
 class Running:
