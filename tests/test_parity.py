@@ -111,6 +111,45 @@ TRICKY: dict[str, list[Any]] = {
         "# TEST: x is one\nassert x == 1",
         "x += 1\nassert x == 2",
     ],
+    "warning_filters_last": [
+        "import warnings\nwarnings.simplefilter('error', UserWarning)",
+        "# TEST: raised here\nwarnings.warn('first')",
+        "# TEST: and below\nwarnings.warn('second')",
+        "# TEST: caught\ntry:\n    warnings.warn('third')\nexcept UserWarning:\n    pass",
+    ],
+    "logging_basic_config": [
+        "import io, logging\nstream = io.StringIO()\n"
+        "logging.basicConfig(stream=stream, level=logging.INFO, format='%(message)s')",
+        "# TEST: its handler\nlogging.info('hello')\nassert stream.getvalue() == 'hello\\n'",
+        "# TEST: its level\nassert logging.getLogger().level == logging.INFO",
+    ],
+    "a_running_event_loop": [
+        "import asyncio\nloop = asyncio.get_running_loop()\n"
+        "async def work():\n    await asyncio.sleep(0)\n    return 1",
+        "# TEST: the same loop\nassert asyncio.get_running_loop() is loop",
+        "# TEST: a task\ntask = asyncio.ensure_future(work())",
+        "# TEST: ran between cells\nassert task.done() and task.result() == 1",
+        "# TEST: asyncio.run refused\nc = work()\n"
+        "try:\n    asyncio.run(c)\nfinally:\n    c.close()",
+    ],
+    "caught_assertion_messages": [
+        "x = 1",
+        "# TEST: message\ntry:\n    assert x == 2, 'custom'\nexcept AssertionError as e:\n"
+        "    assert str(e) == 'custom' and e.args == ('custom',)",
+        "# TEST: bare\ntry:\n    assert x == 2\n"
+        "except AssertionError as e:\n    assert e.args == ()",
+    ],
+    "imports_after_chdir": [
+        "import os\nos.makedirs('sub', exist_ok=True)\n"
+        "with open('sub/only_here.py', 'w') as f:\n    f.write('VALUE = 7')\n%cd sub",
+        "# TEST: from sub\nimport only_here\nassert only_here.VALUE == 7",
+    ],
+    "future_annotations": [
+        "from __future__ import annotations",
+        "def f(x: Undefined) -> None:\n    pass",
+        "# TEST: strings\nassert f.__annotations__['x'] == 'Undefined'",
+        "# TEST: its own\ndef g(y: Nowhere):\n    pass\nassert g.__annotations__['y'] == 'Nowhere'",
+    ],
 }
 if not HAVE_TORCH:
     del TRICKY["models_and_gradients"]

@@ -218,7 +218,44 @@ def module_only(tree: ast.Module) -> str | None:
         if isinstance(node, ast.Call) and _reads_the_scope(node):
             assert isinstance(node.func, ast.Name)
             return f"line {node.lineno}: `{node.func.id}()` reads the cell's own scope"
+    for assert_ in catching_asserts(tree):
+        return f"line {assert_.lineno}: an assert whose AssertionError the cell catches"
     return None
+
+
+_CATCH_ASSERTION = {"AssertionError", "Exception", "BaseException"}
+_RAISES = {"raises", "assertRaises", "assertRaisesRegex"}
+
+
+def catching_asserts(tree: ast.AST) -> Iterator[ast.Assert]:
+    """The asserts whose `AssertionError` the code around them catches (`try`/`except`,
+    `with pytest.raises(...)`): code that may read the error's message."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(map(_catches, node.handlers)):
+            body: list[ast.stmt] = node.body
+        elif isinstance(node, ast.With | ast.AsyncWith) and any(
+            _is_raises(item.context_expr) for item in node.items
+        ):
+            body = node.body
+        else:
+            continue
+        for statement in body:
+            yield from (n for n in ast.walk(statement) if isinstance(n, ast.Assert))
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(kind is None or _last_name(kind) in _CATCH_ASSERTION for kind in kinds)
+
+
+def _is_raises(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Call) and _last_name(expr.func) in _RAISES
+
+
+def _last_name(expr: ast.expr | None) -> str:
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return expr.id if isinstance(expr, ast.Name) else ""
 
 
 def _reads_the_scope(call: ast.Call) -> bool:

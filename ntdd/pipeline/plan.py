@@ -53,7 +53,8 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         else:
             setup.append(_setup_cell(cell, warnings, notebook, setup_names))
     registry = names.NameRegistry(RESERVED)
-    tests = [_test_cell(c, registry, setup_names, warnings, notebook) for c in test_cells]
+    future = _first_future_import(notebook)
+    tests = [_test_cell(c, registry, setup_names, warnings, notebook, future) for c in test_cells]
     return Plan(
         notebook=notebook,
         setup=tuple(setup),
@@ -64,6 +65,21 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         parameters=_parameters_cell(notebook, parameters),
         end=end_test(notebook, setup, tests, registry),
     )
+
+
+def _first_future_import(notebook: Notebook) -> Cell | None:
+    """The first code cell with a `from __future__` import: a kernel compiles the cells
+    after it with its flags (`annotations`), as IPython carries a cell's future flags."""
+    for cell in notebook.cells:
+        if cell.cell_type != "code" or "__future__" not in cell.source:
+            continue
+        try:
+            tree = cell_code.to_python(cell.source).tree
+        except SyntaxError:
+            continue
+        if any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body):
+            return cell
+    return None
 
 
 def _parameters_cell(
@@ -107,6 +123,7 @@ def _test_cell(
     setup_names: set[str],
     warnings: list[str],
     notebook: Notebook,
+    future: Cell | None = None,
 ) -> TestCell:
     where = f"{notebook.path}: {cell.label}"
     try:
@@ -125,6 +142,8 @@ def _test_cell(
     if cell_code.test_functions(python.tree) or cell_code.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
     reason = cell_code.module_only(python.tree)
+    if reason is None and future is not None and future.index < cell.index:
+        reason = f"below the `from __future__` import of {future.label}"
     assigned = () if reason else tuple(cell_code.bound_names(python.tree))
     global_after = cell_code.docstring_end(python.tree)
     empty = not python.tree.body

@@ -218,6 +218,18 @@ class NtddSession:
         module.__ntdd__.run_coroutine(function, arguments)
         return True
 
+    @pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
+    def pytest_pyfunc_call_as_a_cell(
+        self, pyfuncitem: pytest.Function
+    ) -> Generator[None, object, object]:
+        """A notebook test's code runs as its cell would in a kernel: with the
+        notebook's root logger and its event loop running."""
+        runtime = _runtime(pyfuncitem)
+        if not isinstance(runtime, NotebookRuntime):
+            return (yield)
+        with runtime.calling(pyfuncitem):
+            return (yield)
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         counts = counts_of(self.config)
         if counts.replays:

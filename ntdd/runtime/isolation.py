@@ -76,7 +76,7 @@ class ProcessState:
     environ: dict[Any, Any]  # os.environ's own (encoded) store, pytest's variable left out
     path: tuple[str, ...]
     recursion_limit: int
-    warning_filters: tuple[Any, ...]
+    warning_filters: tuple[Any, ...] | None  # None: left as they are (see NotebookFilters)
     random_state: Any
     numpy_state: Any = None  # numpy's global generator, when numpy is imported
     torch: TorchState | None = None  # when torch is imported
@@ -111,13 +111,14 @@ class ProcessState:
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
-        """This state as a notebook in *folder* starts: its folder first on the path.
+        """This state as a notebook in *folder* starts: the cwd (`""`, as a kernel has
+        it) first on the path, so that after `os.chdir` imports look there.
 
         Its working directory is not part of it: the runtime makes the folder
         the cwd only while the notebook's cells run (`in_its_folder`), so that
         pytest and other plugins always run in the session's.
         """
-        return replace(self, cwd=None, path=(str(folder), *self.path))
+        return replace(self, cwd=None, path=("", *self.path), warning_filters=None)
 
     def apply(self) -> None:
         """Make this the process's state. Parts not captured are left as they are."""
@@ -126,9 +127,8 @@ class ProcessState:
         _set_environ(self.environ)
         sys.path[:] = self.path
         sys.setrecursionlimit(self.recursion_limit)
-        if tuple(warnings.filters) != self.warning_filters:
-            warnings.filters[:] = self.warning_filters  # type: ignore[index]
-            _filters_mutated()
+        if self.warning_filters is not None:
+            set_filters(self.warning_filters)
         random.setstate(self.random_state)
         numpy: Any = sys.modules.get("numpy")
         if _numpy_state(numpy) is not None:
@@ -179,6 +179,42 @@ def reseeds_per_test(config: pytest.Config) -> bool:
     cells, which costs half a millisecond a test (numpy's state is slow to read)."""
     randomly = config.pluginmanager.has_plugin("randomly")
     return randomly and bool(config.getoption("randomly_reset_seed", True))
+
+
+@dataclass(frozen=True)
+class NotebookFilters:
+    """The warning filters a notebook's cells set, to be set again for the cells below.
+
+    pytest puts the filters back after each test; a kernel keeps what a cell
+    set. What the cells put in front of the filters a test started with is
+    kept as *front*; a cell that took filters away (`resetwarnings()`) leaves
+    its whole list, *whole*, which replaces the next test's.
+    """
+
+    front: tuple[Any, ...] = ()
+    whole: tuple[Any, ...] | None = None
+
+    @classmethod
+    def between(cls, start: tuple[Any, ...], end: tuple[Any, ...]) -> NotebookFilters:
+        """What the cells run between *start* and *end* made of the filters."""
+        added = len(end) - len(start)
+        if added >= 0 and end[added:] == start:
+            return cls(front=end[:added])
+        return cls(whole=end)
+
+    def apply(self, under: tuple[Any, ...]) -> None:
+        """Set these filters over *under*, the filters pytest set for a test."""
+        if self.whole is not None:
+            set_filters(self.whole)
+        elif under[: len(self.front)] != self.front:  # still there without pytest's warnings plugin
+            set_filters((*self.front, *under))
+
+
+def set_filters(wanted: tuple[Any, ...]) -> None:
+    """Make *wanted* the warning filters, telling `warnings` when they change."""
+    if wanted != tuple(warnings.filters):
+        warnings.filters[:] = wanted  # type: ignore[index]
+        _filters_mutated()
 
 
 def modules_mark() -> tuple[int, str]:

@@ -23,6 +23,7 @@ import ast
 import bisect
 import contextlib
 import dataclasses
+import functools
 import inspect
 import sys
 import threading
@@ -40,12 +41,14 @@ from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.format.stale import stale_reason
 from ntdd.notebook.cell_code import DEVICE
 from ntdd.notebook.positions import FileLines, line_in_file
-from ntdd.runtime import containment, pinning, steps
+from ntdd.runtime import containment, pinning, root_logger, steps
+from ntdd.runtime import loop as event_loop
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback, recorded
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.isolation import (
     BASELINE,
     Generators,
+    NotebookFilters,
     ProcessState,
     change_cwd,
     current_cwd,
@@ -54,7 +57,9 @@ from ntdd.runtime.isolation import (
     modules_since,
     own_modules,
     reseeds_per_test,
+    set_filters,
 )
+from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
 from ntdd.runtime.shell import NtddWarning, ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
@@ -86,10 +91,12 @@ class DeviceRun:
     generators: Generators | None = None  # the random generators as its last cell left them
     cells_run: int = 0  # a kernel's execution count
     cwd: str = ""  # its working directory: the notebook's folder, or where a cell went
+    filters: NotebookFilters = field(default_factory=NotebookFilters)  # what its cells set
+    root_logger: RootLogger = field(default_factory=RootLogger)  # its handlers and level
 
     def event_loop(self) -> Any:
         if self.loop is None:
-            self.loop = steps.new_loop()
+            self.loop = event_loop.new_loop()
         return self.loop
 
 
@@ -129,6 +136,9 @@ class NotebookRuntime:
         self._keeps_generators = False  # a plugin reseeds them between the notebook's cells
         self._running = ""  # the setup cell running now, for messages
         self._testing = ""  # the test cell whose test runs now, for messages
+        self._nodeid = ""  # the notebook's, for warnings its setup cells raise
+        self._pytest_filters: tuple[Any, ...] = ()  # the warning filters pytest set for a test
+        self._future = 0  # the future flags of the cells run so far, as IPython carries them
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
 
     def setup(
@@ -210,24 +220,56 @@ class NotebookRuntime:
         __tracebackhide__ = True
         self._config = request.config
         device = self._device_of(request.node, request.config)
+        self._pytest_filters = tuple(warnings.filters)  # what pytest set for this test
         run = self._activate(device, request.config)
         if self._unassigned:
             pytest.fail(f"{self.display_path}: {self._unassigned}", pytrace=False)
-        with self._as_main():
-            with self.in_its_folder():
-                self.resume_generators()
+        self._nodeid = request.node.nodeid.partition("::")[0]
+        run.filters.apply(self._pytest_filters)  # what the cells above set lasts
+        try:
+            with self._as_main():
+                with self.in_its_folder(), self.notebook_code(run):
+                    self.resume_generators()
+                    try:
+                        self._reach(run, self._position_of(request.node), request.node)
+                        injection = injection_of(request.config)
+                        if injection is not None:
+                            injection.apply(self.namespace, device)
+                    finally:
+                        self.keep_generators()
+                self._testing = self._test_cell_name(request.node)
                 try:
-                    self._reach(run, self._position_of(request.node), request.node)
-                    injection = injection_of(request.config)
-                    if injection is not None:
-                        injection.apply(self.namespace, device)
+                    yield
                 finally:
-                    self.keep_generators()
-            self._testing = self._test_cell_name(request.node)
-            try:
-                yield
-            finally:
-                self._testing = ""
+                    self._testing = ""
+        finally:
+            run.filters = NotebookFilters.between(self._pytest_filters, tuple(warnings.filters))
+
+    def calling(self, item: pytest.Item) -> contextlib.AbstractContextManager[None]:
+        """Around a test's call: its code is the notebook's, as its cell is in a kernel."""
+        run = self._active
+        if run is None:
+            return contextlib.nullcontext()
+        return self.notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ()))
+
+    def notebook_code(
+        self, run: DeviceRun, keep_pytests: bool = False
+    ) -> contextlib.AbstractContextManager[None]:
+        """While the notebook's code runs: its root logger, its event loop running.
+
+        Only for a notebook whose code names them: the others cannot tell,
+        and pay nothing (a loop made and closed is 0.3 ms a notebook).
+        """
+        uses_loop = "asyncio" in self._mentions
+        if not (uses_loop or "logging" in self._mentions):
+            return contextlib.nullcontext()
+        return NotebookCode(run, keep_pytests, uses_loop)
+
+    @functools.cached_property
+    def _mentions(self) -> frozenset[str]:
+        """Which of asyncio and logging the module's code, its setup cells' included, names."""
+        text = "".join(self.layout.lines)
+        return frozenset(word for word in ("asyncio", "logging") if word in text)
 
     @contextlib.contextmanager
     def in_its_folder(self) -> Iterator[None]:
@@ -257,13 +299,15 @@ class NotebookRuntime:
         filename = self.cell_filename(index, cell_id, "cell")
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
-        compiled = compile_rewritten(code, filename, self._config, steps.TOP_LEVEL_AWAIT)
+        flags = steps.TOP_LEVEL_AWAIT | self._future
+        compiled = compile_rewritten(code, filename, self._config, flags, a_cell=True)
+        self._future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
         __tracebackhide__ = True
-        self._loop().run_until_complete(function(**arguments))
+        event_loop.run_until_complete(self._loop(), function(**arguments))
 
     def resume_generators(self) -> None:
         """Before the notebook's code runs: the random generators as its last cell left them.
@@ -302,7 +346,7 @@ class NotebookRuntime:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
             forget(run.own_modules)
-            steps.close_loop(run.loop)
+            event_loop.close(run.loop)
         if self._outside is not None:
             self._outside.apply()
         self.namespace.clear()
@@ -369,8 +413,8 @@ class NotebookRuntime:
         counts.replayed_tests.append(item.nodeid)
         forget(run.own_modules)
         run.own_modules.clear()
-        steps.close_loop(run.loop)
-        run.loop = None
+        loop, run.loop = run.loop, None
+        event_loop.restart(loop, run.event_loop)
         self._fresh(run, item.config)
         change_cwd(run.cwd)  # cells are running: a fresh kernel starts in the notebook's folder
 
@@ -381,7 +425,7 @@ class NotebookRuntime:
         device = run.device if step.assigns_device else None
         names = pinning.PinnedNames(self.namespace, device, pinned) if device or pinned else None
         try:
-            with self._recorded(run, step):
+            with self._recorded(run, step), self._warnings_of_the_cell():
                 steps.execute(self._compile(step), self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
@@ -430,8 +474,10 @@ class NotebookRuntime:
     def _compile(self, step: SetupStep) -> types.CodeType:
         code = self._compiled.get(step.index)
         if code is None:
-            code = steps.compile_cell(step.code, self.cell_filename(step.index, step.id))
+            filename = self.cell_filename(step.index, step.id)
+            code = steps.compile_cell(step.code, filename, self._future)
             self._compiled[step.index] = code
+        self._future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
         return code
 
     def _loop(self) -> Any:
@@ -529,6 +575,9 @@ class NotebookRuntime:
         run.cursor, run.ran, run.cells_run = -1, set(), 0
         run.generators = None  # the baseline's, as a new kernel starts
         run.cwd = str(self.notebook.parent)
+        run.filters, run.root_logger = NotebookFilters(), RootLogger()
+        self._future = 0
+        set_filters(self._pytest_filters)  # a fresh kernel's: none set by a cell
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);
@@ -541,6 +590,34 @@ class NotebookRuntime:
             run.process = ProcessState.capture()
         forget(run.own_modules)
         self._active = None
+
+    @contextlib.contextmanager
+    def _warnings_of_the_cell(self) -> Iterator[None]:
+        """What a setup cell warns is reported as the notebook's, at the cell's line,
+        not as a warning of the test that happened to reach the cell."""
+        config = self._config
+        if config is None or not self._nodeid:
+            yield
+            return
+        caught: list[warnings.WarningMessage] = []
+        kept: tuple[Any, ...] = ()
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                try:
+                    yield
+                finally:
+                    kept = tuple(warnings.filters)  # what the cell set lasts
+        finally:
+            set_filters(kept)
+            for message in caught:
+                config.hook.pytest_warning_recorded.call_historic(
+                    kwargs={
+                        "warning_message": message,
+                        "nodeid": self._nodeid,
+                        "when": "runtest",
+                        "location": None,
+                    }
+                )
 
     @contextlib.contextmanager
     def _as_main(self) -> Iterator[None]:
@@ -645,6 +722,33 @@ class NotebookRuntime:
 
     def __repr__(self) -> str:
         return f"<NotebookRuntime {self.display_path}>"
+
+
+class NotebookCode:
+    """While a notebook run's code runs: its root logger, and its event loop running;
+    after, the tasks its cells started go on for a moment, as between a kernel's cells.
+
+    A class, not a generator: it is entered twice for every test.
+    """
+
+    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_loop: bool) -> None:
+        self._run = run
+        self._keep_pytests = keep_pytests
+        self._loop = event_loop.Running(run.event_loop) if uses_loop else None
+        self._outside = RootLogger()
+
+    def __enter__(self) -> None:
+        self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
+        if self._loop is not None:
+            self._loop.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        try:
+            if self._loop is not None:
+                self._loop.__exit__()
+                event_loop.idle(self._run.loop)
+        finally:
+            self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
 
 
 def device_value(name: str) -> Any:

@@ -160,9 +160,7 @@ class NotebookShell(RunsScripts):
 
     def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
         """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
-        warnings.warn(
-            f"{self._where()}: {spelled!r} dropped: {reason}", NtddWarning, stacklevel=stacklevel
-        )
+        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel)
 
     @functools.cached_property
     def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
@@ -266,6 +264,17 @@ class NotebookShell(RunsScripts):
 
     def __repr__(self) -> str:
         return f"<ntdd NotebookShell for {self._where()}>"
+
+
+def note(message: str, stacklevel: int) -> None:
+    """Warn with an `NtddWarning`, which is ntdd's note and never the cell's error:
+    where a filter (`filterwarnings = error`) would raise it, it is shown instead."""
+    try:
+        warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
+    except NtddWarning:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", NtddWarning)
+            warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
 
 
 class QuietKernel:

@@ -8,13 +8,14 @@ of order), its tests run quietly, as the cell would have run in a kernel.
 """
 
 from __future__ import annotations
+import __future__
 
 import ast
-import contextlib
 import copy
 import functools
 import inspect
 import linecache
+import operator
 import types
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.notebook.cell_code import DEVICE, bound_names, source_lines, to_python
+from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.timeout import NtddTimeout
 
@@ -145,22 +147,28 @@ def _never_runs(function: Callable[..., Any]) -> bool:
 # -- running cells ---------------------------------------------------------
 
 
-def compile_cell(code: str, filename: str) -> types.CodeType:
+# The flags of `from __future__` imports, which IPython carries from a cell to the next.
+FUTURE_FLAGS = functools.reduce(
+    operator.or_, (getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
+)
+
+
+def compile_cell(code: str, filename: str, future: int = 0) -> types.CodeType:
     """Compile a cell under its own name, as a kernel would; IPython syntax is transformed.
 
-    Top-level `await` is allowed, as IPython's autoawait allows it.
+    Top-level `await` is allowed, as IPython's autoawait allows it; *future*
+    holds the future flags of the cells above.
     """
     remember_lines(code, filename)
+    flags = TOP_LEVEL_AWAIT | future
     try:
-        compiled: types.CodeType = compile(
-            code, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True
-        )
+        compiled: types.CodeType = compile(code, filename, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as error:
         try:
             python = to_python(code)
         except SyntaxError:
             raise error from None
-        compiled = compile(python.code, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True)
+        compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
 
 
@@ -179,7 +187,7 @@ def execute(
     __tracebackhide__ = True
     result = eval(code, namespace, names if names is not None else namespace)
     if inspect.iscoroutine(result):
-        loop().run_until_complete(result)
+        event_loop.run_until_complete(loop(), result)
 
 
 def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]) -> None:
@@ -195,7 +203,7 @@ def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[
         try:
             result = function(**arguments)
             if inspect.iscoroutine(result):
-                loop().run_until_complete(result)
+                event_loop.run_until_complete(loop(), result)
         except _CELL_ERRORS as e:
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
@@ -215,20 +223,6 @@ def _arguments(
         ):
             return None
     return arguments
-
-
-def new_loop() -> asyncio.AbstractEventLoop:
-    import asyncio  # only for a notebook that awaits: 20 ms of every run otherwise
-
-    return asyncio.new_event_loop()
-
-
-def close_loop(loop: asyncio.AbstractEventLoop | None) -> None:
-    if loop is None or loop.is_closed():
-        return
-    with contextlib.suppress(Exception):  # a broken generator must not stop the release
-        loop.run_until_complete(loop.shutdown_asyncgens())
-    loop.close()
 
 
 def is_cell_error(error: BaseException) -> bool:
