@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run
+from conftest import run, write_notebook
 
 from ntdd.runtime.timeout import HARD_END_STATUS, Deadline, NtddTimeout, Overrun
 
@@ -143,3 +144,24 @@ def test_the_timeout_is_raised_again_only_while_a_notebook_cell_runs(
             except NtddTimeout:
                 caught += 1
     assert (caught > 1) is raised_again, caught
+
+
+def test_after_a_timeout_the_process_profiles_code_that_raises(pytester: pytest.Pytester) -> None:
+    """A timeout left no "exception pending" flag behind: with one, a profiled frame that
+    raised (cProfile under `%prun`) spun for ever in every later test of the process."""
+    write_notebook(pytester.path / "nb.ipynb", ["# TEST: hangs\nimport time\ntime.sleep(30)"])
+    script = pytester.makepyfile(
+        after="""
+        import cProfile, sys
+        import pytest
+
+        args = ["-p", "no:randomly", "-p", "no:cacheprovider", "-q", "--ntdd"]
+        assert pytest.main([*args, "--ntdd-timeout", "0.5", "nb.ipynb"]) == 1
+        try:
+            cProfile.Profile().runctx("assert x == 2", {"x": 1}, {})
+        except AssertionError:
+            print("profiled and raised")
+        """
+    )
+    result = pytester.run(sys.executable, str(script), timeout=60)
+    result.stdout.fnmatch_lines(["profiled and raised"])

@@ -303,5 +303,22 @@ def _importing(thread: int) -> bool:
     return False
 
 
+class _Drained(BaseException):
+    """Takes the place of a timeout still pending for a thread, and is caught at once."""
+
+
 def _clear_async_exception(thread: int) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)
+    """Drop a timeout still pending for *thread*, the calling thread.
+
+    `PyThreadState_SetAsyncExc(thread, NULL)` drops it, but leaves the
+    interpreter's "exception pending" flag set (CPython 3.11): every frame
+    then stops to look for it, and a frame run under a profiler (cProfile,
+    as `%prun` runs a statement) spins for ever on its first instruction. A
+    stand-in exception, raised at the loop's first turn and caught, clears both.
+    """
+    if thread != threading.get_ident():
+        return  # only the thread itself can take its exception, and it always is
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_Drained))
+    with contextlib.suppress(_Drained):
+        for _ in range(1_000_000):  # a backward jump checks for it: it lands at once
+            pass
