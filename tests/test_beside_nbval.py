@@ -44,7 +44,7 @@ def test_the_cells_below_a_test_cell_see_what_it_assigned_in_nbvals_kernel(
 ) -> None:
     notebook(["x = 1", "# TEST: assigns\ny = x + 1\nassert y == 2", "assert y == 2"])
     result = beside_nbval(pytester, "--nbval-lax")
-    result.assert_outcomes(passed=3, skipped=1)
+    result.assert_outcomes(passed=4, skipped=1)  # ntdd's end test runs the last cell too
     result.stdout.fnmatch_lines(
         [
             "nb.ipynb::test_assigns PASSED*",
@@ -59,7 +59,7 @@ def test_a_failing_test_cell_fails_once_and_the_cells_below_still_see_its_effect
 ) -> None:
     notebook(["x = 1", "# TEST: fails\nz = 3\nassert x == 2", "assert z == 3"])
     result = beside_nbval(pytester, "--nbval-lax")
-    result.assert_outcomes(passed=2, failed=1, skipped=1)
+    result.assert_outcomes(passed=3, failed=1, skipped=1)  # ntdd's end test among them
     result.stdout.fnmatch_lines(
         [
             "nb.ipynb::test_fails FAILED*",
@@ -71,7 +71,7 @@ def test_a_failing_test_cell_fails_once_and_the_cells_below_still_see_its_effect
 
 def test_an_xfail_test_cell_is_red_for_neither(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST: known bug @xfail\nassert False", "assert True"])
-    beside_nbval(pytester, "--nbval-lax").assert_outcomes(passed=1, skipped=1, xfailed=1)
+    beside_nbval(pytester, "--nbval-lax").assert_outcomes(passed=2, skipped=1, xfailed=1)
 
 
 def test_under_strict_nbval_a_test_cells_outputs_are_compared(

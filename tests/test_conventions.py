@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code, md, run
+from conftest import code, md, run, write_notebook
 
 from ntdd.commands.cli import main
 
@@ -157,8 +157,6 @@ def test_messages_count_cells_as_jupyter_does(notebook: Any, run_notebook: Any) 
 def test_export_reports_cells_counted_from_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from conftest import write_notebook
-
     path = write_notebook(
         tmp_path / "nb.ipynb", ["x = 1", "# TEST: same\nassert x", "# TEST: same\nassert x"]
     )

@@ -319,9 +319,11 @@ WORKER = (
 
 @pytest.mark.parametrize("recorded", [True, False])
 def test_n_auto_starts_no_workers_where_the_recorded_work_does_not_pay(
-    notebook: Any, pytester: pytest.Pytester, recorded: bool
+    notebook: Any, pytester: pytest.Pytester, recorded: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("xdist")
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)  # when this suite runs under xdist
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
     notebook([WORKER], name="a.ipynb")
     notebook([WORKER], name="b.ipynb")
     if recorded:

@@ -184,9 +184,10 @@ def test_xdist_keeps_a_text_notebooks_tests_on_one_worker(
     write_text_notebook(tmp_path / "nb.py", CELLS)
     (tmp_path / "test_plain.py").write_text("def test_a():\n    pass\n")
     monkeypatch.chdir(tmp_path)
-    split = NotebookScheduling._split_scope
-    assert split(None, "nb.py::test_one") == "nb.py"
-    assert split(None, "test_plain.py::test_a") == "test_plain.py::test_a"
+    scheduling = NotebookScheduling.__new__(NotebookScheduling)
+    scheduling.groups = False  # `--dist load`: other tests alone
+    assert scheduling._split_scope("nb.py::test_one") == "nb.py"
+    assert scheduling._split_scope("test_plain.py::test_a") == "test_plain.py::test_a"
 
 
 # -- sync ------------------------------------------------------------------------

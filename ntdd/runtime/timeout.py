@@ -109,10 +109,16 @@ def _watch(seconds: float, message: str, overrun: Overrun) -> Iterator[None]:
     _WATCHDOG.arm(job)
     try:
         yield
+    except NtddTimeout:
+        # The timeout itself is on its way out: nothing is pending. (Dropping
+        # a raise that is not pending leaves CPython 3.11's pending flag set,
+        # and a frame run under a profiler later spins on it for ever.)
+        _WATCHDOG.disarm(job)
+        raise
     except BaseException:
         if _WATCHDOG.disarm(job):
-            # The timeout, or another error, is on its way out: a raise
-            # still pending must not go off later in pytest's own code.
+            # Another error got there first: the raise still pending must
+            # not go off later in pytest's own code.
             _clear_async_exception(job.thread)
         raise
     else:
@@ -303,22 +309,5 @@ def _importing(thread: int) -> bool:
     return False
 
 
-class _Drained(BaseException):
-    """Takes the place of a timeout still pending for a thread, and is caught at once."""
-
-
 def _clear_async_exception(thread: int) -> None:
-    """Drop a timeout still pending for *thread*, the calling thread.
-
-    `PyThreadState_SetAsyncExc(thread, NULL)` drops it, but leaves the
-    interpreter's "exception pending" flag set (CPython 3.11): every frame
-    then stops to look for it, and a frame run under a profiler (cProfile,
-    as `%prun` runs a statement) spins for ever on its first instruction. A
-    stand-in exception, raised at the loop's first turn and caught, clears both.
-    """
-    if thread != threading.get_ident():
-        return  # only the thread itself can take its exception, and it always is
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), ctypes.py_object(_Drained))
-    with contextlib.suppress(_Drained):
-        for _ in range(1_000_000):  # a backward jump checks for it: it lands at once
-            pass
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)
