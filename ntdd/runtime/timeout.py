@@ -309,5 +309,26 @@ def _importing(thread: int) -> bool:
     return False
 
 
+class _Drained(BaseException):
+    """Takes the place of a timeout still pending for a thread, and is caught at once."""
+
+
 def _clear_async_exception(thread: int) -> None:
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread), None)
+    """Drop a timeout still pending for *thread*, the calling thread.
+
+    `PyThreadState_SetAsyncExc(thread, NULL)` drops it, but leaves the
+    interpreter's "exception pending" flag set (CPython 3.11): a frame run
+    under a profiler (cProfile, as `%prun` runs a statement) then spins on
+    its first instruction for ever. A stand-in exception, set and caught
+    inside one `try` (it may land as soon as the call returns), clears both.
+    """
+    if thread != threading.get_ident():
+        return  # only the thread itself can take its exception, and it always is
+    try:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(
+            ctypes.c_ulong(thread), ctypes.py_object(_Drained)
+        )
+        for _ in range(1_000_000):  # a backward jump looks for it: it lands at once
+            pass
+    except _Drained:
+        pass
