@@ -171,3 +171,19 @@ def test_no_import_runs_back_up_to_the_package_root() -> None:
         if name == "ntdd.__version__" or name == "ntdd"
     }
     assert not back
+
+
+def test_tests_import_their_helpers_at_module_level() -> None:
+    """A `from conftest import …` run inside a test finds whichever `conftest` a
+    pytester run left in `sys.modules`, not the suite's own: helpers are
+    imported once, at collection."""
+    tests = Path(__file__).resolve().parent
+    late = [
+        f"{path.name}:{node.lineno}"
+        for path in sorted(tests.glob("test_*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom | ast.Import)
+        and node.col_offset > 0
+        and "conftest" in {getattr(node, "module", None), *(a.name for a in node.names)}
+    ]
+    assert late == []

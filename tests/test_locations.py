@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run, write_notebook
+from conftest import make_notebook, run, write_notebook
 
 CELLS = [
     "x = 1",
@@ -230,7 +230,6 @@ def test_with_the_annotating_plugin_each_failure_is_annotated_once_at_the_notebo
 
 def test_a_text_notebook_points_at_the_line_of_its_py_file(pytester: pytest.Pytester) -> None:
     jupytext: Any = pytest.importorskip("jupytext")
-    from conftest import make_notebook
 
     nb = make_notebook(CELLS)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python3", "language": "python"}
