@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import contextlib
 import inspect
 import sys
@@ -52,6 +53,7 @@ from ntdd.runtime.shell import ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
 
 END = sys.maxsize  # the position of a test found in no cell: after every cell
+KERNEL_DOC = "Automatically created module for IPython interactive environment"  # a kernel's
 
 
 class SetupError(Exception):
@@ -107,6 +109,7 @@ class NotebookRuntime:
         self._outside: ProcessState | None = None  # the process before the notebook ran
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
+        self._cell_codes: set[types.CodeType] = set()  # tests whose body is a cell's top level
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
         self._running = ""  # the setup cell running now, for messages
@@ -190,6 +193,7 @@ class NotebookRuntime:
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
+                self._trigger("post_run_cell")
             finally:
                 self._testing = ""
 
@@ -256,11 +260,32 @@ class NotebookRuntime:
                 step.assign(self.namespace)
                 continue
             run.cells_run += 1
+            self._trigger("pre_run_cell")
             if isinstance(step, SetupStep):
                 self._run_setup(run, step)
             else:
                 self._run_test_cell(run, step, quietly=step.position < position)
+            if step.position < position:
+                self._trigger("post_run_cell")
         run.ran.add(item.name)
+
+    def _trigger(self, event: str) -> None:
+        """Call the notebook's callbacks on `get_ipython().events`, as a kernel does
+        around each cell; nothing to do (not even IPython to import) for most notebooks."""
+        factory = self.namespace.get("get_ipython")
+        shell = getattr(factory, "shell", None)
+        events = shell.__dict__.get("events") if shell is not None else None
+        if events is None or not any(events.callbacks.values()):
+            return
+        from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+
+        info = ExecutionInfo("", store_history=False, silent=False, shell_futures=True, cell_id=None)
+        if event == "pre_run_cell":
+            events.trigger("pre_execute")
+            events.trigger("pre_run_cell", info)
+        else:
+            events.trigger("post_execute")
+            events.trigger("post_run_cell", ExecutionResult(info))
 
     def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
         """Back to a fresh kernel for *run*: the notebook replays from its start."""
@@ -278,9 +303,11 @@ class NotebookRuntime:
         self._running = self.cell_filename(step.index, step.id)
         names = PinnedDevice(self.namespace, run.device) if step.assigns_device else None
         try:
-            steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+            code = self._automagic(step) or self._compile(step)
+            steps.execute(code, self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
+                steps.note_last_error(e)
                 print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
                 return
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
@@ -318,6 +345,18 @@ class NotebookRuntime:
             code = steps.compile_cell(step.code, self.cell_filename(step.index, step.id))
             self._compiled[step.index] = code
         return code
+
+    def _automagic(self, step: SetupStep) -> types.CodeType | None:
+        """A one-line cell that names a magic without its `%` (`cd data`, `pwd`) runs
+        the magic, as IPython's automagic does, unless a notebook name shadows it."""
+        line = step.code.strip()
+        head = steps.automagic_head(line)
+        if head is None or head in self.namespace:
+            return None
+        call = self.namespace["get_ipython"]().automagic(line)
+        if call is None:
+            return None
+        return steps.compile_cell(call, self.cell_filename(step.index, step.id))
 
     def _loop(self) -> Any:
         run = self._active
@@ -362,6 +401,9 @@ class NotebookRuntime:
             if parameters is not None:
                 cells.append(parameters)
             self._steps = sorted(cells, key=lambda s: s.position)
+            self._cell_codes = {
+                f.__code__ for step in test_steps if not step.code for f in step.functions
+            }
             self._positions = [s.position for s in self._steps]
 
     def _parameters_step(
@@ -390,9 +432,15 @@ class NotebookRuntime:
         ns.clear()
         ns.update(self._base)
         ns["__ntdd__"] = self
-        ns["__name__"] = "__main__"  # as in a kernel
+        ns["__name__"] = "__main__"  # as in a kernel, which also has these two
+        ns["__doc__"] = KERNEL_DOC
+        ns["__builtins__"] = builtins
         ns["get_ipython"] = ShellFactory(
-            ns, self._where, lambda: run.cells_run, lambda: bool(self._running)
+            ns,
+            self._where,
+            lambda: run.cells_run,
+            lambda: bool(self._running),
+            self._cell_codes.__contains__,
         )
         ns["display"] = display
         if self.uses_device:

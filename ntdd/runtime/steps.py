@@ -10,11 +10,15 @@ of order), its tests run quietly, as the cell would have run in a kernel.
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import copy
 import functools
 import inspect
+import keyword
 import linecache
+import re
+import sys
 import types
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -148,9 +152,39 @@ def _never_runs(function: Callable[..., Any]) -> bool:
 def compile_cell(code: str, filename: str) -> types.CodeType:
     """Compile a cell under its own name, as a kernel would; IPython syntax is transformed.
 
-    Top-level `await` is allowed, as IPython's autoawait allows it.
+    Top-level `await` is allowed, as IPython's autoawait allows it. The cell's
+    last expression goes to `get_ipython().displayhook`, which formats it as
+    a kernel's display hook does.
     """
     remember_lines(code, filename)
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        tree = None
+    if tree is None or not _shows_its_value(tree, code):
+        return _compile_source(code, filename)
+    last = tree.body[-1]
+    assert isinstance(last, ast.Expr)
+    last.value = ast.copy_location(
+        ast.Call(
+            func=ast.Attribute(
+                value=ast.Call(func=ast.Name("get_ipython", ast.Load()), args=[], keywords=[]),
+                attr="displayhook",
+                ctx=ast.Load(),
+            ),
+            args=[last.value],
+            keywords=[],
+        ),
+        last.value,
+    )
+    ast.fix_missing_locations(tree)
+    try:
+        return compile(tree, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError:
+        return _compile_source(code, filename)  # the error as the cell's own source says it
+
+
+def _compile_source(code: str, filename: str) -> types.CodeType:
     try:
         compiled: types.CodeType = compile(
             code, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True
@@ -162,6 +196,28 @@ def compile_cell(code: str, filename: str) -> types.CodeType:
             raise error from None
         compiled = compile(python.code, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True)
     return compiled
+
+
+def _shows_its_value(tree: ast.Module, code: str) -> bool:
+    """Whether a kernel shows the cell's last expression (a trailing `;` hides it)."""
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return False
+    last_line = code.rstrip().rsplit("\n", 1)[-1].split("#", 1)[0]
+    return not last_line.rstrip().endswith(";")
+
+
+_AUTOMAGIC_HEAD = re.compile(r"([^\W\d]\w*)(?:[ \t]|$)")
+
+
+def automagic_head(line: str) -> str | None:
+    """The word a one-line cell starts with, where IPython's automagic may take it
+    for a magic (`cd data`); None for a cell that cannot be one."""
+    if "\n" in line:
+        return None
+    found = _AUTOMAGIC_HEAD.match(line)
+    if found is None or keyword.iskeyword(found[1]) or hasattr(builtins, found[1]):
+        return None
+    return found[1]
 
 
 def remember_lines(code: str, filename: str) -> None:
@@ -199,6 +255,15 @@ def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[
         except _CELL_ERRORS as e:
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
+            note_last_error(e)
+
+
+def note_last_error(error: BaseException) -> None:
+    """`sys.last_value` and its kin, as a kernel sets them when it shows a cell's error."""
+    sys.last_type, sys.last_value = type(error), error
+    sys.last_traceback = error.__traceback__
+    if sys.version_info >= (3, 12):
+        sys.last_exc = error
 
 
 def _arguments(
