@@ -279,7 +279,7 @@ class NotebookRuntime:
             return
         from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
 
-        info = ExecutionInfo("", store_history=False, silent=False, shell_futures=True, cell_id=None)
+        info = ExecutionInfo("", False, False, True, None)  # a cell, as events see it
         if event == "pre_run_cell":
             events.trigger("pre_execute")
             events.trigger("pre_run_cell", info)

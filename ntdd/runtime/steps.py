@@ -179,7 +179,10 @@ def compile_cell(code: str, filename: str) -> types.CodeType:
     )
     ast.fix_missing_locations(tree)
     try:
-        return compile(tree, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True)
+        shown: types.CodeType = compile(
+            tree, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True
+        )
+        return shown
     except SyntaxError:
         return _compile_source(code, filename)  # the error as the cell's own source says it
 
