@@ -205,7 +205,13 @@ class NotebookRuntime:
         filename = self.cell_filename(index, cell_id, "cell")
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
-        compiled = compile_rewritten(code, filename, self._config, steps.TOP_LEVEL_AWAIT)
+        compiled = compile_rewritten(
+            code,
+            filename,
+            self._config,
+            steps.TOP_LEVEL_AWAIT,
+            lambda tree: steps.show_last_value(tree.body, code),  # as a kernel shows it
+        )
         steps.execute(compiled, self.namespace, self._loop)
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
@@ -401,10 +407,21 @@ class NotebookRuntime:
             if parameters is not None:
                 cells.append(parameters)
             self._steps = sorted(cells, key=lambda s: s.position)
+            self._show_values(test_steps)
             self._cell_codes = {
                 f.__code__ for step in test_steps if not step.code for f in step.functions
             }
             self._positions = [s.position for s in self._steps]
+
+    def _show_values(self, test_steps: list[TestStep]) -> None:
+        """Bare test cells show their last expression, as a kernel's cells do."""
+        regions = {t.index: t for t in self.layout.tests if t.kind == "statements"}
+        for step in test_steps:
+            region = regions.get(step.index)
+            if region is None:
+                continue
+            for function in step.functions:
+                steps.show_values_of(function, region, self.layout.lines)
 
     def _parameters_step(
         self, config: pytest.Config, cells: list[Step] | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Callable
 
 import pytest
 
@@ -17,11 +18,16 @@ from ntdd.notebook.cell_code import quiet_syntax_warnings
 
 
 def compile_rewritten(
-    source: str, filename: str, config: pytest.Config | None, flags: int = 0
+    source: str,
+    filename: str,
+    config: pytest.Config | None,
+    flags: int = 0,
+    transform: Callable[[ast.Module], object] | None = None,
 ) -> types.CodeType:
-    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`."""
+    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`,
+    after *transform* has changed its tree."""
     rewrite = config is not None and config.getoption("assertmode", "rewrite") != "plain"
-    return _compile(source, filename, config, flags, rewrite)
+    return _compile(source, filename, config, flags, rewrite, transform)
 
 
 def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> types.CodeType:
@@ -35,10 +41,17 @@ def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> type
 
 
 def _compile(
-    source: str, filename: str, config: pytest.Config | None, flags: int, rewrite: bool
+    source: str,
+    filename: str,
+    config: pytest.Config | None,
+    flags: int,
+    rewrite: bool,
+    transform: Callable[[ast.Module], object] | None = None,
 ) -> types.CodeType:
     with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
         tree = ast.parse(source, filename)
+    if transform is not None:
+        transform(tree)
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 

@@ -410,13 +410,21 @@ def display(*objs: Any, **kwargs: Any) -> Any:
     output itself does nothing.
     """
     factory = sys._getframe(1).f_globals.get("get_ipython")
-    if isinstance(factory, ShellFactory) and not kwargs.get("raw"):
-        for obj in objs:
+    for obj in objs:
+        if kwargs.get("raw"):
+            _check_raw(obj)
+        elif isinstance(factory, ShellFactory):
             factory().display_like_a_kernel(obj)
     display_id = kwargs.get("display_id")
     if not display_id:
         return None
     return QuietDisplayHandle(display_id if isinstance(display_id, str) else uuid.uuid4().hex)
+
+
+def _check_raw(data: Any) -> None:
+    """`display(data, raw=True)` publishes *data* as it is: a kernel refuses a non-dict."""
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be a dict, got: {data!r}")  # IPython's own words
 
 
 class QuietDisplayHandle:

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
-from ntdd.notebook.cell_code import DEVICE, bound_names, source_lines, to_python
+from ntdd.notebook.cell_code import (
+    DEVICE,
+    bound_names,
+    quiet_syntax_warnings,
+    source_lines,
+    to_python,
+)
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.timeout import NtddTimeout
 
@@ -161,23 +167,8 @@ def compile_cell(code: str, filename: str) -> types.CodeType:
         tree = ast.parse(code)
     except SyntaxError:
         tree = None
-    if tree is None or not _shows_its_value(tree, code):
+    if tree is None or not show_last_value(tree.body, code):
         return _compile_source(code, filename)
-    last = tree.body[-1]
-    assert isinstance(last, ast.Expr)
-    last.value = ast.copy_location(
-        ast.Call(
-            func=ast.Attribute(
-                value=ast.Call(func=ast.Name("get_ipython", ast.Load()), args=[], keywords=[]),
-                attr="displayhook",
-                ctx=ast.Load(),
-            ),
-            args=[last.value],
-            keywords=[],
-        ),
-        last.value,
-    )
-    ast.fix_missing_locations(tree)
     try:
         shown: types.CodeType = compile(
             tree, filename, "exec", flags=TOP_LEVEL_AWAIT, dont_inherit=True
@@ -201,12 +192,48 @@ def _compile_source(code: str, filename: str) -> types.CodeType:
     return compiled
 
 
-def _shows_its_value(tree: ast.Module, code: str) -> bool:
-    """Whether a kernel shows the cell's last expression (a trailing `;` hides it)."""
-    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+def show_last_value(body: list[ast.stmt], code: str) -> bool:
+    """Send a cell's last expression to `get_ipython().displayhook`, as a kernel shows
+    it (a trailing `;` hides it); whether there was one to send."""
+    last = body[-1] if body else None
+    if not isinstance(last, ast.Expr):
         return False
     last_line = code.rstrip().rsplit("\n", 1)[-1].split("#", 1)[0]
-    return not last_line.rstrip().endswith(";")
+    if last_line.rstrip().endswith(";"):
+        return False
+    shell = ast.Call(func=ast.Name("get_ipython", ast.Load()), args=[], keywords=[])
+    hook = ast.Attribute(value=shell, attr="displayhook", ctx=ast.Load())
+    last.value = ast.copy_location(ast.Call(func=hook, args=[last.value], keywords=[]), last.value)
+    ast.fix_missing_locations(last)
+    return True
+
+
+def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
+    """A bare test cell's last expression is shown as a kernel shows it: the function
+    pytest calls gets code that sends it to the display hook (its asserts rewritten
+    as the module's are), from the module's own lines."""
+    cell = [lines[n - 1] for n in test.cell_lines]
+    if not cell or not cell[-1].strip() or cell[-1][:1] not in (" ", "\t"):
+        return  # the last line is no statement of the function's own
+    start, end = test.region.start, test.region.end
+    with quiet_syntax_warnings():
+        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
+    node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    if not show_last_value(node.body, "".join(cell)):
+        return
+    module = ast.Module(body=[node], type_ignores=[])
+    filename = function.__code__.co_filename
+    if "@pytest_ar" in function.__globals__:  # the module's asserts were rewritten
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(module, "".join(lines).encode("utf-8", "surrogatepass"), filename)
+    with quiet_syntax_warnings():
+        compiled = compile(module, filename, "exec", dont_inherit=True)
+    for constant in compiled.co_consts:
+        if isinstance(constant, types.CodeType) and constant.co_name == function.__name__:
+            function.__code__ = constant
 
 
 _AUTOMAGIC_HEAD = re.compile(r"([^\W\d]\w*)(?:[ \t]|$)")
