@@ -102,9 +102,9 @@ def generated_notebook(number: int, seed: int = SEED) -> list[object]:
             if isinstance(cell, str):
                 cells.append(cell.replace("§", prefix))
             else:
-                copy = nbformat.from_dict(cell)
-                copy.source = copy.source.replace("§", prefix)
-                cells.append(copy)
+                source = cell.source.replace("§", prefix)  # type: ignore[attr-defined]
+                metadata = cell.metadata  # type: ignore[attr-defined]
+                cells.append(nbformat.v4.new_code_cell(source, metadata=metadata))  # a new id
     return cells
 
 

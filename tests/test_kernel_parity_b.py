@@ -54,10 +54,15 @@ CASES: dict[str, list[Any]] = {
         "import sys, types",
         "# TEST: builtins is the module\nassert isinstance(__builtins__, types.ModuleType)",
         "# TEST: the docstring is a kernel's\nassert __doc__ is None",
+        "# TEST: argv is a kernel's\nassert sys.argv[0].endswith('ipykernel_launcher.py')\n"
+        "assert sys.argv[1] == '-f'",
         code("raise ValueError('boom')", tags=["raises-exception"]),
         "last = sys.last_value, sys.last_type",
         "# TEST: the last error\nassert isinstance(last[0], ValueError)\n"
         "assert last[1] is ValueError",
+        "# TEST: a test sees it\nassert isinstance(sys.last_value, ValueError)",
+        "# TEST: fails\nraise KeyError('k')",
+        "# TEST: a test sees the last test's error\nassert sys.last_type is KeyError",
     ],
     "display": [
         HTML_FAILS,
@@ -150,7 +155,11 @@ def test_the_dunders_are_a_kernels(pytester: pytest.Pytester) -> None:
     assert found == {
         "test_builtins_is_the_module": "passed",
         "test_the_docstring_is_a_kernel_s": "failed",  # a kernel's __main__ has one
+        "test_argv_is_a_kernel_s": "passed",
         "test_the_last_error": "passed",
+        "test_a_test_sees_it": "passed",
+        "test_fails": "failed",
+        "test_a_test_sees_the_last_test_s_error": "passed",
     }
 
 

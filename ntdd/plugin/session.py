@@ -178,9 +178,12 @@ class NtddSession:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """An `async def` test of a notebook awaits on the notebook's event loop."""
+        """An `async def` test of a notebook awaits on the notebook's event loop; any
+        test of a notebook finds `sys.last_value` where the kernel would have it."""
         module = _notebook_module(pyfuncitem)
         function = pyfuncitem.obj
+        if module is not None:
+            module.__ntdd__.restore_last_error()
         if module is None or not inspect.iscoroutinefunction(function):
             return None
         info = pyfuncitem._fixtureinfo  # the arguments pytest itself would pass

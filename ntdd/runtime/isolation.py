@@ -4,17 +4,21 @@ A kernel gives each notebook a process of its own; ntdd runs many notebooks
 in one. So that a notebook's results never depend on the notebooks that ran
 before it, each notebook starts from the state the session started with, and
 what it changes is put back when it stops: the environment (`%env`), the
-working directory, `sys.path`, the recursion limit, warning filters, the
-random generators, torch's global switches, and the modules it imported from
-its own folder (two notebooks with a `helpers.py` each get their own).
+working directory, `sys.path`, `sys.argv` (a kernel's while it runs), the
+recursion limit, warning filters, the random generators, torch's global
+switches, and the modules it imported from its own folder (two notebooks with
+a `helpers.py` each get their own).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import itertools
 import os
 import random
 import sys
+import tempfile
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -80,6 +84,7 @@ class ProcessState:
     numpy_state: Any = None  # numpy's global generator, when numpy is imported
     torch: TorchState | None = None  # when torch is imported
     seed: int = 0  # seeds the generators a state has none of (imported after the capture)
+    argv: tuple[str, ...] = ()  # sys.argv; () where it is not put back
 
     @classmethod
     def baseline(cls) -> ProcessState:
@@ -100,11 +105,12 @@ class ProcessState:
             numpy_state=_numpy_state(numpy),
             torch=TorchState.capture(torch) if _usable(torch) else None,
             seed=seed,
+            argv=tuple(sys.argv),
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
         """This state as a notebook in *folder* starts: its folder is cwd and first on the path."""
-        return replace(self, cwd=str(folder), path=(str(folder), *self.path))
+        return replace(self, cwd=str(folder), path=(str(folder), *self.path), argv=kernel_argv())
 
     def apply(self) -> None:
         """Make this the process's state. Parts not captured are left as they are."""
@@ -113,6 +119,8 @@ class ProcessState:
         _set_environ(self.environ)
         sys.path[:] = self.path
         sys.setrecursionlimit(self.recursion_limit)
+        if self.argv and tuple(sys.argv) != self.argv:
+            sys.argv[:] = self.argv
         if tuple(warnings.filters) != self.warning_filters:
             warnings.filters[:] = self.warning_filters  # type: ignore[index]
             _filters_mutated()
@@ -126,6 +134,14 @@ class ProcessState:
         torch = sys.modules.get("torch")
         if _usable(torch):
             (self.torch or TorchState.fresh(torch, self.seed)).apply(torch)
+
+
+@functools.cache
+def kernel_argv() -> tuple[str, ...]:
+    """`sys.argv` as a Jupyter kernel has it: its launcher, and its connection file."""
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    launcher = spec.origin if spec is not None and spec.origin else "ipykernel_launcher.py"
+    return (launcher, "-f", os.path.join(tempfile.gettempdir(), "kernel-ntdd.json"))
 
 
 def modules_mark() -> tuple[int, str]:

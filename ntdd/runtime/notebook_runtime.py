@@ -78,6 +78,7 @@ class DeviceRun:
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
     loop: Any = None  # its asyncio event loop, once a cell awaits
     cells_run: int = 0  # a kernel's execution count
+    last_error: BaseException | None = None  # what a kernel has as `sys.last_value`
 
     def event_loop(self) -> Any:
         if self.loop is None:
@@ -193,9 +194,17 @@ class NotebookRuntime:
             self._testing = self._test_cell_name(request.node)
             try:
                 yield
+                run.last_error = getattr(sys, "last_value", None) or run.last_error
                 self._trigger("post_run_cell")
             finally:
                 self._testing = ""
+
+    def restore_last_error(self) -> None:
+        """Just before a test's function runs (pytest has cleared `sys.last_value`):
+        the last error a cell raised, as a kernel keeps it in `sys.last_value`."""
+        run = self._active
+        if run is not None and run.last_error is not None:
+            steps.note_last_error(run.last_error)
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
@@ -313,6 +322,7 @@ class NotebookRuntime:
             steps.execute(code, self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
+                run.last_error = e
                 steps.note_last_error(e)
                 print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
                 return
@@ -331,7 +341,8 @@ class NotebookRuntime:
             if name in self._pristine:
                 self.namespace[name] = self._pristine[name]
         if quietly and not step.skipped:
-            steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
+            error = steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
+            run.last_error = error or run.last_error
 
     def _failed_setup(self, run: DeviceRun) -> SetupError:
         assert run.failed is not None
@@ -464,7 +475,7 @@ class NotebookRuntime:
             ns[DEVICE] = device_value(run.device)
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
-        run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.cursor, run.ran, run.cells_run, run.last_error = -1, set(), 0, None
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
         """Keep *run*'s names and process state aside (unless it is done with);

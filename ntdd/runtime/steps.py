@@ -268,12 +268,16 @@ def execute(
         loop().run_until_complete(result)
 
 
-def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]) -> None:
-    """Run a test cell's tests as the notebook passes by: its failures stay its own.
+def run_quietly(
+    step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]
+) -> BaseException | None:
+    """Run a test cell's tests as the notebook passes by: its failures stay its own
+    (the last is returned, as a kernel keeps it in `sys.last_value`).
 
     Tests that take fixtures other than `device` cannot run outside pytest;
     they are left out (their cell's names are still defined).
     """
+    last: BaseException | None = None
     for function in step.functions:
         arguments = _arguments(function, device_value)
         if arguments is None:
@@ -286,6 +290,8 @@ def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
             note_last_error(e)
+            last = e
+    return last
 
 
 def note_last_error(error: BaseException) -> None:
