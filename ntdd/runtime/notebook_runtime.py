@@ -275,7 +275,7 @@ class NotebookRuntime:
                 step.assign(self.namespace)
                 continue
             run.cells_run += 1
-            self._trigger("pre_run_cell")
+            self._trigger("pre_run_cell", step.code if isinstance(step, SetupStep) else "")
             if isinstance(step, SetupStep):
                 self._run_setup(run, step)
             else:
@@ -284,7 +284,7 @@ class NotebookRuntime:
                 self._trigger("post_run_cell")
         run.ran.add(item.name)
 
-    def _trigger(self, event: str) -> None:
+    def _trigger(self, event: str, raw_cell: str = "") -> None:
         """Call the notebook's callbacks on `get_ipython().events`, as a kernel does
         around each cell; nothing to do (not even IPython to import) for most notebooks."""
         factory = self.namespace.get("get_ipython")
@@ -294,7 +294,7 @@ class NotebookRuntime:
             return
         from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
 
-        info = ExecutionInfo("", False, False, True, None)  # a cell, as events see it
+        info = ExecutionInfo(raw_cell, False, False, True, None)  # a cell, as events see it
         if event == "pre_run_cell":
             events.trigger("pre_execute")
             events.trigger("pre_run_cell", info)
