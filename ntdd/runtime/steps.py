@@ -163,6 +163,8 @@ def compile_cell(code: str, filename: str) -> types.CodeType:
     a kernel's display hook does.
     """
     remember_lines(code, filename)
+    if not may_end_in_an_expression(code):
+        return _compile_source(code, filename)  # no parse of its own: most cells
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -192,6 +194,24 @@ def _compile_source(code: str, filename: str) -> types.CodeType:
     return compiled
 
 
+_STATEMENT_START = re.compile(
+    r"\s*(?:(?:assert|return|import|from|raise|pass|del|global|nonlocal|break|continue"
+    r"|for|if|elif|else|while|with|try|except|finally|def|class|async|print)\b"
+    r"|[\w.]+(?:\s*,\s*[\w.]+)*\s*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=))"
+)
+
+
+def may_end_in_an_expression(code: str) -> bool:
+    """A quick look at a cell's last line: False where it surely ends in a statement
+    (an assignment, `assert`, a block), so that most cells need no parse of their own.
+    (`print(...)` shows None: nothing either.)"""
+    stripped = code.rstrip()
+    last = stripped[stripped.rfind("\n") + 1 :]
+    if any(last.count(close) > last.count(open_) for open_, close in ("()", "[]", "{}")):
+        return True  # the end of a call begun above: `f(\n    a=1)` is an expression
+    return bool(last) and _STATEMENT_START.match(last) is None
+
+
 def show_last_value(body: list[ast.stmt], code: str) -> bool:
     """Send a cell's last expression to `get_ipython().displayhook`, as a kernel shows
     it (a trailing `;` hides it); whether there was one to send."""
@@ -215,6 +235,8 @@ def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[s
     cell = [lines[n - 1] for n in test.cell_lines]
     if not cell or not cell[-1].strip() or cell[-1][:1] not in (" ", "\t"):
         return  # the last line is no statement of the function's own
+    if not may_end_in_an_expression(cell[-1]):
+        return
     start, end = test.region.start, test.region.end
     with quiet_syntax_warnings():
         tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
