@@ -93,7 +93,8 @@ class ModuleLayout:
 def _test_region(region: Region, lines: list[str]) -> TestRegion:
     body = range(region.start, region.end + 1)
     text = [lines[n - 1].rstrip("\n") if n <= len(lines) else "" for n in body]
-    if text and text[0].lstrip().startswith("#"):  # a cell of `def test_*`, written as is
+    first_text = next((t for t in text if t.strip()), "")  # a cell may start with blank lines
+    if first_text.lstrip().startswith("#"):  # a cell of `def test_*`, written as is
         tail = next((i for i, t in enumerate(text) if t.startswith(MARKS_COMMENT)), len(text))
         cell = tuple(body[:tail])
         kind = "functions"

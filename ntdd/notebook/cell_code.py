@@ -300,6 +300,29 @@ def test_functions(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunction
     ]
 
 
+def generator_problem(node: ast.AST) -> str | None:
+    """Why pytest cannot run the test *node*: it yields (a generator is no test)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for sub in _own_body_nodes(node):
+        if isinstance(sub, (ast.Yield, ast.YieldFrom)):
+            return (
+                f"line {sub.lineno}: `{node.name}` yields, and pytest cannot run a test "
+                "that is a generator; return or assert instead"
+            )
+    return None
+
+
+def _own_body_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
+    """The nodes of *function*'s body, not those of functions or classes inside it."""
+    todo: list[ast.AST] = list(function.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
 def has_test_classes(tree: ast.Module) -> bool:
     return any(isinstance(n, ast.ClassDef) and n.name.startswith("Test") for n in tree.body)
 

@@ -75,6 +75,11 @@ def name_of(name: str) -> str:
     return ALIASES.get(name, name)
 
 
+def known_line_magic(name: str) -> bool:
+    """Whether IPython knows *name* as a line magic that ntdd does not run itself."""
+    return name in DISPLAY_ONLY or name in NEVER_RUN or name in _CANNOT_RUN
+
+
 def does_nothing(name: str) -> bool:
     return name_of(name) in DISPLAY_ONLY
 

@@ -7,6 +7,7 @@ exported module and `pytest --ntdd` cannot disagree.
 from __future__ import annotations
 
 import ast
+import contextlib
 
 from ntdd.format import names
 from ntdd.format.module import wrapped_body
@@ -27,6 +28,7 @@ from ntdd.pipeline.end import end_test
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})
+MODULE_NAMES = RESERVED | {"__ntdd__"}  # defined before any cell's code, at import
 
 
 def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) -> Plan:
@@ -54,7 +56,8 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
             setup.append(_setup_cell(cell, warnings, notebook, setup_names))
     registry = names.NameRegistry(RESERVED)
     future = _first_future_import(notebook)
-    tests = [_test_cell(c, registry, setup_names, warnings, notebook, future) for c in test_cells]
+    seen = _Seen(setup_names)
+    tests = [_test_cell(c, registry, seen, warnings, notebook, future) for c in test_cells]
     return Plan(
         notebook=notebook,
         setup=tuple(setup),
@@ -80,6 +83,15 @@ def _first_future_import(notebook: Notebook) -> Cell | None:
         if any(isinstance(n, ast.ImportFrom) and n.module == "__future__" for n in tree.body):
             return cell
     return None
+
+
+class _Seen:
+    """Names the cells bind, as the test cells are planned in notebook order."""
+
+    def __init__(self, setup: set[str]) -> None:
+        self.setup = setup  # every setup cell's
+        self.by_tests: set[str] = set()  # the test cells' above, once they run
+        self.at_import: set[str] = set()  # the `def test_*` cells' above, at import
 
 
 def _parameters_cell(
@@ -120,10 +132,28 @@ def _setup_cell(
 def _test_cell(
     cell: Cell,
     registry: names.NameRegistry,
-    setup_names: set[str],
+    seen: _Seen,
     warnings: list[str],
     notebook: Notebook,
-    future: Cell | None = None,
+    future: Cell | None,
+) -> TestCell:
+    test = _planned_test_cell(cell, registry, seen, warnings, notebook, future)
+    if test.kind is TestKind.FUNCTIONS:
+        with contextlib.suppress(SyntaxError):
+            bound = cell_code.bound_names(ast.parse(test.code))
+            seen.at_import.update(bound)
+            seen.by_tests.update(bound)
+    seen.by_tests.update(test.assigned)
+    return test
+
+
+def _planned_test_cell(
+    cell: Cell,
+    registry: names.NameRegistry,
+    seen: _Seen,
+    warnings: list[str],
+    notebook: Notebook,
+    future: Cell | None,
 ) -> TestCell:
     where = f"{notebook.path}: {cell.label}"
     try:
@@ -140,7 +170,7 @@ def _test_cell(
     except SyntaxError as error:
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
     if cell_code.test_functions(python.tree) or cell_code.has_test_classes(python.tree):
-        return _functions_cell(cell, python, marker, registry, setup_names, warnings, where)
+        return _functions_cell(cell, python, marker, registry, seen, warnings, where)
     reason = cell_code.module_only(python.tree)
     if reason is None and future is not None and future.index < cell.index:
         reason = f"below the `from __future__` import of {future.label}"
@@ -193,7 +223,7 @@ def _functions_cell(
     python: cell_code.Python,
     marker: markers.TestMarker,
     registry: names.NameRegistry,
-    setup_names: set[str],
+    seen: _Seen,
     warnings: list[str],
     where: str,
 ) -> TestCell:
@@ -203,15 +233,8 @@ def _functions_cell(
         problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
     if problem:
         return _broken(cell, registry, marker.title, problem, warnings, where)
-    early = [
-        (n, line) for n, line in cell_code.import_time_free_names(python.tree) if n in setup_names
-    ]
-    if early:
-        name, line = early[0]
-        problem = (
-            f"line {line} uses {name!r} from a setup cell while the module is imported, "
-            "before setup runs; use it inside a test function instead"
-        )
+    problem = _import_time_problem(python.tree, seen)
+    if problem:
         return _broken(cell, registry, marker.title, problem, warnings, where)
     tests = [
         node
@@ -219,6 +242,9 @@ def _functions_cell(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and node.name.startswith("Test" if isinstance(node, ast.ClassDef) else "test")
     ]
+    problem = next((p for node in tests if (p := cell_code.generator_problem(node))), None)
+    if problem:
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     own_marks = all(node.decorator_list for node in tests)
     emitted: list[str] = []
     renames: list[tuple[str, str]] = []
@@ -246,6 +272,25 @@ def _functions_cell(
         tuple(renames),
         own_marks=own_marks,
     )
+
+
+def _import_time_problem(tree: ast.Module, seen: _Seen) -> str | None:
+    """Why a cell of `def test_*` cannot be imported: its top level reads a name no
+    cell above binds at import (setup cells and bare test cells bind theirs later)."""
+    for name, line in cell_code.import_time_free_names(tree):
+        if name in seen.at_import or name in MODULE_NAMES:
+            continue
+        if name in seen.setup:
+            return (
+                f"line {line} uses {name!r} from a setup cell while the module is imported, "
+                "before setup runs; use it inside a test function instead"
+            )
+        if name in seen.by_tests:
+            return (
+                f"line {line} uses {name!r} from a test cell while the module is imported, "
+                "before that cell runs; use it inside a test function instead"
+            )
+    return None
 
 
 def _broken(

@@ -205,11 +205,13 @@ class NtddSession:
         """An `async def` test of a notebook awaits on the notebook's event loop.
 
         Any test of a notebook draws from the random generators where its cells
-        left them (`pytest_runtest_makereport` notes where it leaves them).
+        left them (`pytest_runtest_makereport` notes where it leaves them), and
+        finds `sys.last_value` where the kernel would have it.
         """
         module = _notebook_module(pyfuncitem)
         if module is not None and isinstance(module.__ntdd__, NotebookRuntime):
             module.__ntdd__.resume_generators()
+            module.__ntdd__.restore_last_error()
         function = pyfuncitem.obj
         if module is None or not inspect.iscoroutinefunction(function):
             return None

@@ -4,18 +4,22 @@ A kernel gives each notebook a process of its own; ntdd runs many notebooks
 in one. So that a notebook's results never depend on the notebooks that ran
 before it, each notebook starts from the state the session started with, and
 what it changes is put back when it stops: the environment (`%env`), the
-working directory, `sys.path`, the recursion limit, warning filters, the
-random generators, torch's global switches, and the modules it imported from
-its own folder (two notebooks with a `helpers.py` each get their own).
+working directory, `sys.path`, `sys.argv` (a kernel's while it runs), the
+recursion limit, warning filters, the random generators, torch's global
+switches, and the modules it imported from its own folder (two notebooks with
+a `helpers.py` each get their own).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import itertools
 import os
 import random
 import sys
+import tempfile
 import types
 import warnings
 from dataclasses import dataclass, replace
@@ -81,6 +85,7 @@ class ProcessState:
     numpy_state: Any = None  # numpy's global generator, when numpy is imported
     torch: TorchState | None = None  # when torch is imported
     seed: int = 0  # seeds the generators a state has none of (imported after the capture)
+    argv: tuple[str, ...] = ()  # sys.argv; () where it is not put back
 
     @classmethod
     def baseline(cls) -> ProcessState:
@@ -108,17 +113,21 @@ class ProcessState:
             numpy_state=_numpy_state(numpy),
             torch=TorchState.capture(torch) if _usable(torch) else None,
             seed=seed,
+            argv=tuple(sys.argv),
         )
 
     def for_notebook(self, folder: Path) -> ProcessState:
         """This state as a notebook in *folder* starts: the cwd (`""`, as a kernel has
-        it) first on the path, so that after `os.chdir` imports look there.
+        it) first on the path, so that after `os.chdir` imports look there, and a
+        kernel's `sys.argv`.
 
         Its working directory is not part of it: the runtime makes the folder
         the cwd only while the notebook's cells run (`in_its_folder`), so that
         pytest and other plugins always run in the session's.
         """
-        return replace(self, cwd=None, path=("", *self.path), warning_filters=None)
+        return replace(
+            self, cwd=None, path=("", *self.path), warning_filters=None, argv=kernel_argv()
+        )
 
     def apply(self) -> None:
         """Make this the process's state. Parts not captured are left as they are."""
@@ -129,6 +138,8 @@ class ProcessState:
         sys.setrecursionlimit(self.recursion_limit)
         if self.warning_filters is not None:
             set_filters(self.warning_filters)
+        if self.argv and tuple(sys.argv) != self.argv:
+            sys.argv[:] = self.argv
         random.setstate(self.random_state)
         numpy: Any = sys.modules.get("numpy")
         if _numpy_state(numpy) is not None:
@@ -215,6 +226,14 @@ def set_filters(wanted: tuple[Any, ...]) -> None:
     if wanted != tuple(warnings.filters):
         warnings.filters[:] = wanted  # type: ignore[index]
         _filters_mutated()
+
+
+@functools.cache
+def kernel_argv() -> tuple[str, ...]:
+    """`sys.argv` as a Jupyter kernel has it: its launcher, and its connection file."""
+    spec = importlib.util.find_spec("ipykernel_launcher")
+    launcher = spec.origin if spec is not None and spec.origin else "ipykernel_launcher.py"
+    return (launcher, "-f", os.path.join(tempfile.gettempdir(), "kernel-ntdd.json"))
 
 
 def modules_mark() -> tuple[int, str]:

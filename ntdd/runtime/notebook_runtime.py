@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
 import contextlib
 import dataclasses
 import functools
@@ -65,6 +66,7 @@ from ntdd.runtime.shell import NtddWarning, ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
 
 END = sys.maxsize  # the position of a test found in no cell: after every cell
+KERNEL_DOC = "Automatically created module for IPython interactive environment"  # a kernel's
 
 
 class SetupError(Exception):
@@ -93,6 +95,7 @@ class DeviceRun:
     cwd: str = ""  # its working directory: the notebook's folder, or where a cell went
     filters: NotebookFilters = field(default_factory=NotebookFilters)  # what its cells set
     root_logger: RootLogger = field(default_factory=RootLogger)  # its handlers and level
+    last_error: BaseException | None = None  # what a kernel has as `sys.last_value`
 
     def event_loop(self) -> Any:
         if self.loop is None:
@@ -131,6 +134,7 @@ class NotebookRuntime:
         self._threads: frozenset[threading.Thread] = frozenset()  # those before it ran
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._compiled: dict[int, types.CodeType] = {}
+        self._cell_codes: set[types.CodeType] = set()  # tests whose body is a cell's top level
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
         self._keeps_generators = False  # a plugin reseeds them between the notebook's cells
@@ -240,6 +244,8 @@ class NotebookRuntime:
                 self._testing = self._test_cell_name(request.node)
                 try:
                     yield
+                    run.last_error = getattr(sys, "last_value", None) or run.last_error
+                    self._trigger("post_run_cell")
                 finally:
                     self._testing = ""
         finally:
@@ -291,6 +297,13 @@ class NotebookRuntime:
             run.cwd = current_cwd()
             change_cwd(outside)
 
+    def restore_last_error(self) -> None:
+        """Just before a test's function runs (pytest has cleared `sys.last_value`):
+        the last error a cell raised, as a kernel keeps it in `sys.last_value`."""
+        run = self._active
+        if run is not None and run.last_error is not None:
+            steps.note_last_error(run.last_error)
+
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
         __tracebackhide__ = True
@@ -300,7 +313,14 @@ class NotebookRuntime:
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
         flags = steps.TOP_LEVEL_AWAIT | self._future
-        compiled = compile_rewritten(code, filename, self._config, flags, a_cell=True)
+        compiled = compile_rewritten(
+            code,
+            filename,
+            self._config,
+            flags,
+            a_cell=True,
+            transform=lambda tree: steps.show_last_value(tree.body, code),  # as a kernel shows it
+        )
         self._future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 
@@ -391,6 +411,7 @@ class NotebookRuntime:
                 step.assign(self.namespace)
                 continue
             run.cells_run += 1
+            self._trigger("pre_run_cell", step.code if isinstance(step, SetupStep) else "")
             if isinstance(step, SetupStep):
                 try:
                     self._run_setup(run, step)
@@ -398,6 +419,8 @@ class NotebookRuntime:
                     self._injected_after_cell(run, item.config)
             else:
                 self._run_test_cell(run, step, quietly=step.position < position)
+            if step.position < position:
+                self._trigger("post_run_cell")
         run.ran.add(item.name)
 
     def _injected_after_cell(self, run: DeviceRun, config: pytest.Config) -> None:
@@ -405,6 +428,24 @@ class NotebookRuntime:
         injection = injection_of(config)
         if injection is not None:
             injection.cell_ran(self.namespace, run.device)
+
+    def _trigger(self, event: str, raw_cell: str = "") -> None:
+        """Call the notebook's callbacks on `get_ipython().events`, as a kernel does
+        around each cell; nothing to do (not even IPython to import) for most notebooks."""
+        factory = self.namespace.get("get_ipython")
+        shell = getattr(factory, "shell", None)
+        events = shell.__dict__.get("events") if shell is not None else None
+        if events is None or not any(events.callbacks.values()):
+            return
+        from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
+
+        info = ExecutionInfo(raw_cell, False, False, True, None)  # a cell, as events see it
+        if event == "pre_run_cell":
+            events.trigger("pre_execute")
+            events.trigger("pre_run_cell", info)
+        else:
+            events.trigger("post_execute")
+            events.trigger("post_run_cell", ExecutionResult(info))
 
     def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
         """Back to a fresh kernel for *run*: the notebook replays from its start."""
@@ -426,9 +467,12 @@ class NotebookRuntime:
         names = pinning.PinnedNames(self.namespace, device, pinned) if device or pinned else None
         try:
             with self._recorded(run, step), self._warnings_of_the_cell():
-                steps.execute(self._compile(step), self.namespace, run.event_loop, names)
+                code = self._automagic(step) or self._compile(step)
+                steps.execute(code, self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
+                run.last_error = e
+                steps.note_last_error(e)
                 print(f"{self._running}: raised {type(e).__name__} as marked", file=sys.stderr)
                 return
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
@@ -457,7 +501,8 @@ class NotebookRuntime:
             if name in self._pristine:
                 self.namespace[name] = self._pristine[name]
         if quietly and not step.skipped:
-            steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
+            error = steps.run_quietly(step, lambda: device_value(run.device), run.event_loop)
+            run.last_error = error or run.last_error
 
     def _failed_setup(self, run: DeviceRun) -> SetupError:
         assert run.failed is not None
@@ -479,6 +524,18 @@ class NotebookRuntime:
             self._compiled[step.index] = code
         self._future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
         return code
+
+    def _automagic(self, step: SetupStep) -> types.CodeType | None:
+        """A one-line cell that names a magic without its `%` (`cd data`, `pwd`) runs
+        the magic, as IPython's automagic does, unless a notebook name shadows it."""
+        line = step.code.strip()
+        head = steps.automagic_head(line)
+        if head is None or head in self.namespace:
+            return None
+        call = self.namespace["get_ipython"]().automagic(line)
+        if call is None:
+            return None
+        return steps.compile_cell(call, self.cell_filename(step.index, step.id))
 
     def _loop(self) -> Any:
         run = self._active
@@ -527,7 +584,21 @@ class NotebookRuntime:
                 self._pins = self._pins_of(parameters)
                 self._unassigned = pinning.unassigned(parameters.values, self._setup_code())
             self._steps = sorted(cells, key=lambda s: s.position)
+            self._show_values(test_steps)
+            self._cell_codes = {
+                f.__code__ for step in test_steps if not step.code for f in step.functions
+            }
             self._positions = [s.position for s in self._steps]
+
+    def _show_values(self, test_steps: list[TestStep]) -> None:
+        """Bare test cells show their last expression, as a kernel's cells do."""
+        regions = {t.index: t for t in self.layout.tests if t.kind == "statements"}
+        for step in test_steps:
+            region = regions.get(step.index)
+            if region is None:
+                continue
+            for function in step.functions:
+                steps.show_values_of(function, region, self.layout.lines)
 
     def _parameters_step(
         self, config: pytest.Config, cells: list[Step] | None = None
@@ -563,16 +634,22 @@ class NotebookRuntime:
         ns.clear()
         ns.update(self._base)
         ns["__ntdd__"] = self
-        ns["__name__"] = "__main__"  # as in a kernel
+        ns["__name__"] = "__main__"  # as in a kernel, which also has these two
+        ns["__doc__"] = KERNEL_DOC
+        ns["__builtins__"] = builtins
         ns["get_ipython"] = ShellFactory(
-            ns, self._where, lambda: run.cells_run, lambda: bool(self._running)
+            ns,
+            self._where,
+            lambda: run.cells_run,
+            lambda: bool(self._running),
+            self._cell_codes.__contains__,
         )
         ns["display"] = display
         if self.uses_device:
             ns[DEVICE] = device_value(run.device)
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
         self._modules_mark = modules_mark()
-        run.cursor, run.ran, run.cells_run = -1, set(), 0
+        run.cursor, run.ran, run.cells_run, run.last_error = -1, set(), 0, None
         run.generators = None  # the baseline's, as a new kernel starts
         run.cwd = str(self.notebook.parent)
         run.filters, run.root_logger = NotebookFilters(), RootLogger()

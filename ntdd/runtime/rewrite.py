@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import types
+from collections.abc import Callable
 
 import pytest
 
@@ -22,15 +23,17 @@ def compile_rewritten(
     config: pytest.Config | None,
     flags: int = 0,
     a_cell: bool = False,
+    transform: Callable[[ast.Module], object] | None = None,
 ) -> types.CodeType:
-    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`.
+    """Compile *source* as a module, its asserts rewritten unless `--assert=plain`,
+    after *transform* has changed its tree.
 
     *a_cell*: the source is a cell's, run as notebook code; asserts whose error
     it catches stay as written. (A generated module's are rewritten, as
     pytest rewrites the exported module: both ways give one verdict.)
     """
     rewrite = config is not None and config.getoption("assertmode", "rewrite") != "plain"
-    return _compile(source, filename, config, flags, rewrite, a_cell)
+    return _compile(source, filename, config, flags, rewrite, a_cell, transform)
 
 
 def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> types.CodeType:
@@ -82,9 +85,12 @@ def _compile(
     flags: int,
     rewrite: bool,
     a_cell: bool,
+    transform: Callable[[ast.Module], object] | None = None,
 ) -> types.CodeType:
     with quiet_syntax_warnings():  # warnings about a cell's style are not errors here
         tree = ast.parse(source, filename)
+    if transform is not None:
+        transform(tree)
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 

@@ -15,7 +15,10 @@ reads only stdout.
 
 from __future__ import annotations
 
+import builtins
 import functools
+import inspect
+import keyword
 import subprocess
 import sys
 import types
@@ -29,6 +32,9 @@ from ntdd.notebook import magics
 from ntdd.notebook.magics import MagicCall
 from ntdd.runtime.scripts import RunsScripts
 
+# Values whose every display format is their repr, which can neither fail nor
+# act: not worth importing IPython's formatters for.
+_PLAIN = frozenset({int, float, complex, bool, str, bytes, range, type(None)})
 _NO_VAR_EXPAND = "_ipython_magic_no_var_expand"  # IPython's MAGIC_NO_VAR_EXPAND_ATTR
 
 
@@ -53,8 +59,10 @@ class NotebookShell(RunsScripts):
         where: Callable[[], str],
         execution_count: Callable[[], int] = lambda: 1,
         in_setup: Callable[[], bool] = lambda: False,
+        cell_level: Callable[[types.CodeType], bool] = lambda code: False,
     ) -> None:
         self.user_ns = namespace
+        self._cell_level = cell_level  # a test function whose body is a cell's top level
         self._where = where  # names the notebook cell being run, for notes
         self._execution_count = execution_count
         self._in_setup = in_setup  # whether a setup cell runs, not a test
@@ -66,6 +74,7 @@ class NotebookShell(RunsScripts):
         self.dir_stack: list[str] = []
         self.home_dir = str(Path.home())
         self.configurables: list[Any] = []
+        self.user_magics: dict[str, dict[str, Callable[..., Any]]] = {"line": {}, "cell": {}}
         namespace.setdefault("_dh", [])  # %cd's history, as a kernel keeps it
 
     # -- what notebook code reads ----------------------------------------
@@ -90,6 +99,67 @@ class NotebookShell(RunsScripts):
 
         return EventManager(self, available_events)  # type: ignore[arg-type]
 
+    def showtraceback(self, *args: Any, **kwargs: Any) -> None:
+        """What IPython calls for a callback's or a formatter's error: a kernel shows it
+        as the cell's error, so here it fails the cell."""
+        error = sys.exc_info()[1]
+        if error is not None:
+            raise error
+
+    def display_like_a_kernel(self, obj: Any) -> None:
+        """Compute *obj*'s display formats as a kernel does: its `__repr__` and
+        `_repr_*_` methods run, and what they raise is the cell's error."""
+        formatter = self.display_formatter
+        if _unwrapped(formatter.ipython_display_formatter, obj):
+            return
+        _unwrapped(formatter.mimebundle_formatter, obj)
+        for format_type in formatter.formatters.values():
+            if format_type.enabled:
+                _unwrapped(format_type, obj)
+
+    def displayhook(self, value: Any) -> None:
+        """A cell's last expression, shown as a kernel shows it (None is not)."""
+        if value is not None and type(value) not in _PLAIN:
+            self.display_like_a_kernel(value)
+
+    def register_magic_function(
+        self, func: Callable[..., Any], magic_kind: str = "line", magic_name: str | None = None
+    ) -> None:
+        """A notebook's own magic (`@register_line_magic`): it runs as it would in a kernel."""
+        name = magic_name or func.__name__
+        for kind in ("line", "cell") if magic_kind == "line_cell" else (magic_kind,):
+            self.user_magics[kind][name] = func
+
+    def register_magics(self, *objs: Any) -> None:
+        """A notebook's `@magics_class`, or an instance of one."""
+        for obj in objs:
+            instance = obj(shell=self) if isinstance(obj, type) else obj
+            for kind in ("line", "cell"):
+                self.user_magics[kind].update(instance.magics[kind])
+
+    def find_magic(self, name: str, magic_kind: str = "line") -> Callable[..., Any] | None:
+        """The magic *name* would run, for automagic and `register_line_magic`'s callers."""
+        found = self.user_magics[magic_kind].get(name) or self._magics[magic_kind].get(name)
+        if found is None and magic_kind == "line":
+            found = self._aliases.get(name)
+        return found
+
+    def automagic(self, line: str) -> str | None:
+        """A one-line cell that calls a magic without `%` (`cd data`), as IPython's
+        automagic reads it; None when the line is Python (or names no magic)."""
+        from IPython.core.splitinput import LineInfo
+
+        info = LineInfo(line)
+        if not info.ifun or info.the_rest[:1] in ("=", ",") or info.pre_char:
+            return None
+        head = info.ifun.split(".", 1)[0]
+        if head in self.user_ns or hasattr(builtins, head) or keyword.iskeyword(head):
+            return None  # IPython's `is_shadowed`: Python wins
+        if self.find_magic(info.ifun) is None and not magics.known_line_magic(info.ifun):
+            return None
+        name, _, rest = f"{info.ifun} {info.the_rest}".partition(" ")
+        return f"{info.pre_whitespace}get_ipython().run_line_magic({name!r}, {rest!r})"
+
     @functools.cached_property
     def compile(self) -> Any:
         from IPython.core.compilerop import CachingCompiler
@@ -103,7 +173,9 @@ class NotebookShell(RunsScripts):
         magic = self._find("line", magic_name, line)
         if magic is None:
             return None
-        kwargs = {"local_ns": None} if getattr(magic, "needs_local_scope", False) else {}
+        kwargs = {}
+        if getattr(magic, "needs_local_scope", False):
+            kwargs["local_ns"] = self._local_scope(sys._getframe(_stack_depth))
         return magic(self._line_for(magic, magic_name, line), **kwargs)
 
     def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
@@ -111,18 +183,31 @@ class NotebookShell(RunsScripts):
         magic = self._find("cell", magic_name, line)
         if magic is None:
             return None
-        kwargs = {"local_ns": None} if getattr(magic, "needs_local_scope", False) else {}
+        kwargs = {}
+        if getattr(magic, "needs_local_scope", False):
+            kwargs["local_ns"] = self._local_scope(sys._getframe(1))
         return magic(self._line_for(magic, magic_name, line), cell, **kwargs)
+
+    def _local_scope(self, caller: types.FrameType) -> Any:
+        """The scope a magic runs in, as IPython passes it: the caller's locals in a
+        function body, the notebook's namespace (None) at a cell's top level."""
+        code = caller.f_code
+        if not code.co_flags & inspect.CO_NEWLOCALS or self._cell_level(code):
+            return None
+        return caller.f_locals
 
     def magic(self, arg_s: str) -> Any:
         """The old spelling `get_ipython().magic("env A=1")`."""
         __tracebackhide__ = True
         name, _, line = arg_s.lstrip("%").partition(" ")
-        return self.run_line_magic(name, line)
+        return self.run_line_magic(name, line, _stack_depth=2)
 
     def _find(self, kind: str, name: str, line: str) -> Callable[..., Any] | None:
         """The magic to run, or None for one that does not run (with a note where due)."""
         __tracebackhide__ = True
+        own = self.user_magics[kind].get(name)
+        if own is not None:
+            return own
         spelled = MagicCall(name, line, "%" if kind == "line" else "%%").spelled
         if name.startswith("%"):
             raise UsageError(
@@ -186,8 +271,13 @@ class NotebookShell(RunsScripts):
 
     @property
     def magics_manager(self) -> Any:
-        """Where IPython's `Alias` looks for a magic of the same name."""
-        return types.SimpleNamespace(magics=self._magics)
+        """Where IPython's `Alias` looks for a magic of the same name, and where
+        notebooks register their own (`get_ipython().magics_manager.register`)."""
+        return types.SimpleNamespace(
+            magics=self._magics,
+            register=self.register_magics,
+            register_function=self.register_magic_function,
+        )
 
     def var_expand(self, cmd: str, depth: int = 0) -> str:
         """`$name` and `{expr}` in a magic's line, from the notebook's names (as IPython)."""
@@ -277,6 +367,15 @@ def note(message: str, stacklevel: int) -> None:
             warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
 
 
+def _unwrapped(formatter: Any, obj: Any) -> Any:
+    """Call an IPython formatter without the wrapper that prints its errors away."""
+    call = type(formatter).__call__
+    try:
+        return getattr(call, "__wrapped__", call)(formatter, obj)
+    except NotImplementedError:  # IPython's way of saying "no such format"
+        return None
+
+
 class QuietKernel:
     """`get_ipython().kernel` for code that sends display messages itself: nobody listens."""
 
@@ -300,8 +399,9 @@ class ShellFactory:
         where: Callable[[], str],
         count: Callable[[], int],
         in_setup: Callable[[], bool],
+        cell_level: Callable[[types.CodeType], bool],
     ) -> None:
-        self._args = (namespace, where, count, in_setup)
+        self._args = (namespace, where, count, in_setup, cell_level)
         self.shell: NotebookShell | None = None
 
     def __call__(self) -> NotebookShell:
@@ -311,16 +411,29 @@ class ShellFactory:
 
 
 def display(*objs: Any, **kwargs: Any) -> Any:
-    """The kernel's built-in `display`: output goes nowhere, handles work.
+    """The kernel's built-in `display`: objects are formatted as a kernel formats
+    them (so their `_repr_html_` runs), the output goes nowhere, handles work.
 
     With `display_id`, a kernel returns a handle whose `.update()` and
     `.display()` change the output later; here they do nothing, as the
     output itself does nothing.
     """
+    factory = sys._getframe(1).f_globals.get("get_ipython")
+    for obj in objs:
+        if kwargs.get("raw"):
+            _check_raw(obj)
+        elif isinstance(factory, ShellFactory):
+            factory().display_like_a_kernel(obj)
     display_id = kwargs.get("display_id")
     if not display_id:
         return None
     return QuietDisplayHandle(display_id if isinstance(display_id, str) else uuid.uuid4().hex)
+
+
+def _check_raw(data: Any) -> None:
+    """`display(data, raw=True)` publishes *data* as it is: a kernel refuses a non-dict."""
+    if not isinstance(data, dict):
+        raise TypeError(f"data must be a dict, got: {data!r}")  # IPython's own words
 
 
 class QuietDisplayHandle:

@@ -11,11 +11,15 @@ from __future__ import annotations
 import __future__
 
 import ast
+import builtins
 import copy
 import functools
 import inspect
+import keyword
 import linecache
 import operator
+import re
+import sys
 import types
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
@@ -24,7 +28,13 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
-from ntdd.notebook.cell_code import DEVICE, bound_names, source_lines, to_python
+from ntdd.notebook.cell_code import (
+    DEVICE,
+    bound_names,
+    quiet_syntax_warnings,
+    source_lines,
+    to_python,
+)
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.timeout import NtddTimeout
@@ -157,10 +167,28 @@ def compile_cell(code: str, filename: str, future: int = 0) -> types.CodeType:
     """Compile a cell under its own name, as a kernel would; IPython syntax is transformed.
 
     Top-level `await` is allowed, as IPython's autoawait allows it; *future*
-    holds the future flags of the cells above.
+    holds the future flags of the cells above. The cell's last expression
+    goes to `get_ipython().displayhook`, which formats it as a kernel's
+    display hook does.
     """
     remember_lines(code, filename)
     flags = TOP_LEVEL_AWAIT | future
+    if not may_end_in_an_expression(code):
+        return _compile_source(code, filename, flags)  # no parse of its own: most cells
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        tree = None
+    if tree is None or not show_last_value(tree.body, code):
+        return _compile_source(code, filename, flags)
+    try:
+        shown: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
+        return shown
+    except SyntaxError:
+        return _compile_source(code, filename, flags)  # the error as the cell's own source says it
+
+
+def _compile_source(code: str, filename: str, flags: int) -> types.CodeType:
     try:
         compiled: types.CodeType = compile(code, filename, "exec", flags=flags, dont_inherit=True)
     except SyntaxError as error:
@@ -170,6 +198,84 @@ def compile_cell(code: str, filename: str, future: int = 0) -> types.CodeType:
             raise error from None
         compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
+
+
+_STATEMENT_START = re.compile(
+    r"\s*(?:(?:assert|return|import|from|raise|pass|del|global|nonlocal|break|continue"
+    r"|for|if|elif|else|while|with|try|except|finally|def|class|async|print)\b"
+    r"|[\w.]+(?:\s*,\s*[\w.]+)*\s*(?:[-+*/%&|^@]|//|<<|>>|\*\*)?=(?!=))"
+)
+
+
+def may_end_in_an_expression(code: str) -> bool:
+    """A quick look at a cell's last line: False where it surely ends in a statement
+    (an assignment, `assert`, a block), so that most cells need no parse of their own.
+    (`print(...)` shows None: nothing either.)"""
+    stripped = code.rstrip()
+    last = stripped[stripped.rfind("\n") + 1 :]
+    if any(last.count(close) > last.count(open_) for open_, close in ("()", "[]", "{}")):
+        return True  # the end of a call begun above: `f(\n    a=1)` is an expression
+    return bool(last) and _STATEMENT_START.match(last) is None
+
+
+def show_last_value(body: list[ast.stmt], code: str) -> bool:
+    """Send a cell's last expression to `get_ipython().displayhook`, as a kernel shows
+    it (a trailing `;` hides it); whether there was one to send."""
+    last = body[-1] if body else None
+    if not isinstance(last, ast.Expr):
+        return False
+    last_line = code.rstrip().rsplit("\n", 1)[-1].split("#", 1)[0]
+    if last_line.rstrip().endswith(";"):
+        return False
+    shell = ast.Call(func=ast.Name("get_ipython", ast.Load()), args=[], keywords=[])
+    hook = ast.Attribute(value=shell, attr="displayhook", ctx=ast.Load())
+    last.value = ast.copy_location(ast.Call(func=hook, args=[last.value], keywords=[]), last.value)
+    ast.fix_missing_locations(last)
+    return True
+
+
+def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
+    """A bare test cell's last expression is shown as a kernel shows it: the function
+    pytest calls gets code that sends it to the display hook (its asserts rewritten
+    as the module's are), from the module's own lines."""
+    cell = [lines[n - 1] for n in test.cell_lines]
+    if not cell or not cell[-1].strip() or cell[-1][:1] not in (" ", "\t"):
+        return  # the last line is no statement of the function's own
+    if not may_end_in_an_expression(cell[-1]):
+        return
+    start, end = test.region.start, test.region.end
+    with quiet_syntax_warnings():
+        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
+    node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    if not show_last_value(node.body, "".join(cell)):
+        return
+    module = ast.Module(body=[node], type_ignores=[])
+    filename = function.__code__.co_filename
+    if "@pytest_ar" in function.__globals__:  # the module's asserts were rewritten
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        rewrite_asserts(module, "".join(lines).encode("utf-8", "surrogatepass"), filename)
+    with quiet_syntax_warnings():
+        compiled = compile(module, filename, "exec", dont_inherit=True)
+    for constant in compiled.co_consts:
+        if isinstance(constant, types.CodeType) and constant.co_name == function.__name__:
+            function.__code__ = constant
+
+
+_AUTOMAGIC_HEAD = re.compile(r"([^\W\d]\w*)(?:[ \t]|$)")
+
+
+def automagic_head(line: str) -> str | None:
+    """The word a one-line cell starts with, where IPython's automagic may take it
+    for a magic (`cd data`); None for a cell that cannot be one."""
+    if "\n" in line:
+        return None
+    found = _AUTOMAGIC_HEAD.match(line)
+    if found is None or keyword.iskeyword(found[1]) or hasattr(builtins, found[1]):
+        return None
+    return found[1]
 
 
 def remember_lines(code: str, filename: str) -> None:
@@ -190,12 +296,16 @@ def execute(
         event_loop.run_until_complete(loop(), result)
 
 
-def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]) -> None:
-    """Run a test cell's tests as the notebook passes by: its failures stay its own.
+def run_quietly(
+    step: TestStep, device_value: Callable[[], Any], loop: Callable[[], Any]
+) -> BaseException | None:
+    """Run a test cell's tests as the notebook passes by: its failures stay its own
+    (the last is returned, as a kernel keeps it in `sys.last_value`).
 
     Tests that take fixtures other than `device` cannot run outside pytest;
     they are left out (their cell's names are still defined).
     """
+    last: BaseException | None = None
     for function in step.functions:
         arguments = _arguments(function, device_value)
         if arguments is None:
@@ -207,6 +317,17 @@ def run_quietly(step: TestStep, device_value: Callable[[], Any], loop: Callable[
         except _CELL_ERRORS as e:
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
+            note_last_error(e)
+            last = e
+    return last
+
+
+def note_last_error(error: BaseException) -> None:
+    """`sys.last_value` and its kin, as a kernel sets them when it shows a cell's error."""
+    sys.last_type, sys.last_value = type(error), error
+    sys.last_traceback = error.__traceback__
+    if sys.version_info >= (3, 12):
+        sys.last_exc = error
 
 
 def _arguments(
