@@ -197,3 +197,15 @@ def test_a_generator_test_fails_alone_naming_its_line(pytester: pytest.Pytester)
 def test_a_def_cell_may_start_with_a_blank_line(pytester: pytest.Pytester) -> None:
     found = _outcomes(pytester, CASES["a_blank_line_first"])
     assert found == {"test_helper": "passed", "test_helper_is_defined_below": "passed"}
+
+
+def test_device_read_where_the_notebook_defines_none_is_the_fixture(
+    pytester: pytest.Pytester,
+) -> None:
+    """A listed difference: a kernel raises `NameError`; ntdd runs the test once per
+    device, its `device` the device under test, as a test that asks for it would."""
+    found = _outcomes(
+        pytester,
+        ["x = 1", "# TEST: reads device\nassert str(device) == 'cpu'\nassert x == 1"],
+    )
+    assert found == {"test_reads_device[cpu]": "passed", "test_reads_device[cuda]": "skipped"}
