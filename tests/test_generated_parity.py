@@ -2,8 +2,9 @@
 
 Each notebook is a seeded draw of snippets from the library below, which probe
 scoping, magics (automagic, a notebook's own, magics in functions), IPython's
-machinery (`get_ipython()`, events, dunders), display, asyncio and
-`def test_*` cells; not the differences the docs list (those have tests of
+machinery (`get_ipython()`, events, dunders), display, warning filters,
+logging, a running event loop, caught asserts, imports after a chdir, future
+flags and `def test_*` cells; not the differences the docs list (those have tests of
 their own in test_kernel_parity_b.py). A snippet's names carry a prefix of its own, so snippets
 combine freely. The default suite draws a few notebooks; a large draw is run
 by hand:
@@ -82,6 +83,40 @@ SNIPPETS: list[list[str]] = [
     ["# TEST\n§_k = 1\n§_k", "# TEST\nfrom math import *\n§_k"],
     ["# TEST\nfor §_i in range(3):\n    pass\nassert §_i == 2", "# TEST\nassert §_i == 2"],
     ["# TEST\ndef test_§_a():\n    assert 1\n\ndef test_§_b():\n    assert 0"],
+    # round 1's causes: warning filters, logging, a running loop, caught asserts, imports
+    # after a chdir, future flags
+    [
+        "import warnings\nclass §_W(UserWarning):\n    pass\nwarnings.simplefilter('error', §_W)",
+        "# TEST\ntry:\n    warnings.warn('w', §_W)\n    §_raised = False\n"
+        "except §_W:\n    §_raised = True\nassert §_raised",
+    ],
+    [
+        "import io, logging\n§_buf = io.StringIO()\n"
+        "logging.basicConfig(stream=§_buf, level=logging.INFO, force=True)",
+        "logging.info('§ logged')",
+        "# TEST\nassert '§ logged' in §_buf.getvalue()",
+    ],
+    [
+        "import asyncio\n§_loop = asyncio.get_running_loop()\n"
+        "§_task = asyncio.ensure_future(asyncio.sleep(0, result=7))",
+        "# TEST\nassert await §_task == 7",
+        "# TEST\nassert asyncio.get_running_loop() is §_loop",
+    ],
+    [
+        "# TEST\ntry:\n    assert 1 == 2, 'custom'\nexcept AssertionError as §_e:\n"
+        "    assert str(§_e) == 'custom'"
+    ],
+    [
+        "import os\nos.makedirs('§_pkg', exist_ok=True)\n"
+        "with open('§_pkg/§_mod.py', 'w') as §_f:\n    §_f.write('VALUE = 3')\nos.chdir('§_pkg')",
+        "import §_mod",
+        "# TEST\nassert §_mod.VALUE == 3",
+    ],
+    [
+        "from __future__ import annotations",
+        "def §_ann(x: §_Undefined) -> None:\n    pass",
+        "# TEST\nassert §_ann.__annotations__['x'] == '§_Undefined'",
+    ],
 ]
 RAISES = [  # a setup cell marked to raise, and what a later cell reads of it
     [
