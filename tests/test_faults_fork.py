@@ -199,7 +199,7 @@ def test_when_fork_fails_every_fault_runs_the_slow_way(
     def fail() -> int:
         raise OSError(11, "Resource temporarily unavailable")
 
-    monkeypatch.setattr(forked, "_fork", fail)
+    monkeypatch.setattr(forked, "fork", fail)
     notebook = write_notebook(tmp_path / "nb.ipynb", [SETUP, *TESTS[:2]])
     report = run_notebook(notebook, Request((str(notebook),), ("nan", "lr0")))
     assert report.mode == "process"

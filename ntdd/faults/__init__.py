@@ -12,6 +12,7 @@
   first cell, one child per fault.
 - `apart`: each notebook's runs in a child process, so that a clean run that
   crashes is that notebook's error and the others are still reported.
+- `children`: forking a child and reading what it sends home, for both.
 - `report`: the results as a text table, JSON and Markdown.
 - `command`: `ntdd faults PATH...`, for the CLI.
 

@@ -14,22 +14,17 @@ an `os._exit` in a cell still fails its test, but a crash ends the command.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
-import select
-import signal
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ntdd.faults.forked import _drain, _exited, _fork, _silence, _warm_up
+from ntdd.faults.children import fork, read_child, silence, warm_up
 from ntdd.faults.results import DIED, NotebookReport, report_as_dict, report_from_dict
-
-_POLL = 0.5  # seconds between looks at a child that says nothing
 
 
 def run_apart(notebook: Path, runs: Callable[[], NotebookReport]) -> NotebookReport:
@@ -39,7 +34,7 @@ def run_apart(notebook: Path, runs: Callable[[], NotebookReport]) -> NotebookRep
     _preload(notebook)
     read, write = os.pipe()
     try:
-        pid = _fork()
+        pid = fork()
     except OSError:
         os.close(read)
         os.close(write)
@@ -61,7 +56,7 @@ def _can_fork() -> bool:
 
 def _preload(notebook: Path) -> None:
     """torch, and what its first optimizer step imports, imported once, here, rather
-    than in each notebook's child (seconds each); see `forked._warm_up`.
+    than in each notebook's child (seconds each); see `children.warm_up`.
 
     Neither initialises CUDA: a child can still use it.
     """
@@ -74,14 +69,14 @@ def _preload(notebook: Path) -> None:
         except OSError:
             return
         import torch  # noqa: F401
-    _warm_up()
+    warm_up()
 
 
 def _child(runs: Callable[[], NotebookReport], pipe: int) -> None:
     """In the child: make the report, send it home, and end without the parent's exit."""
     status = 1
     try:
-        _silence()
+        silence()
         try:
             message: dict[str, Any] = {"report": report_as_dict(runs())}
         except BaseException as e:
@@ -96,38 +91,11 @@ def _child(runs: Callable[[], NotebookReport], pipe: int) -> None:
 
 def _report(notebook: Path, pid: int, pipe: int) -> NotebookReport:
     """The child's report; or, when it died, an error naming how."""
-    data = bytearray()
-    status: int | None = None
-    try:
-        while status is None:
-            if select.select([pipe], [], [], _POLL)[0]:
-                chunk = os.read(pipe, 1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-            elif (status := _exited(pid)) is not None:
-                data += _drain(pipe)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        raise
-    finally:
-        os.close(pipe)
-    if status is None:
-        status = os.waitpid(pid, 0)[1]
-    return _read(notebook, bytes(data), status)
-
-
-def _read(notebook: Path, data: bytes, status: int) -> NotebookReport:
-    last = data.strip().rsplit(b"\n", 1)[-1]
+    end = read_child(pid, pipe)
+    last = end.last_line
     message = json.loads(last) if last.startswith(b"{") else {}
     if "report" in message:
         return report_from_dict(message["report"])
     if "failed" in message:
         return NotebookReport(str(notebook), DIED, error=f"its runs failed: {message['failed']}")
-    if os.WIFSIGNALED(status):
-        how = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    else:
-        how = f"exited with status {os.WEXITSTATUS(status)}"
-    return NotebookReport(str(notebook), DIED, error=f"its clean run {how}")
+    return NotebookReport(str(notebook), DIED, error=f"its clean run {end.how}")

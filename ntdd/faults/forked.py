@@ -30,11 +30,7 @@ import contextlib
 import gc
 import json
 import os
-import select
-import signal
 import sys
-import time
-import warnings
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +39,7 @@ import pytest
 
 from ntdd.defaults import DEFAULT_TIMEOUT
 from ntdd.faults.catalogue import FAULTS
+from ntdd.faults.children import fork, read_child, silence, warm_up
 from ntdd.faults.finding import Namespace
 from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
 from ntdd.faults.runs import (
@@ -55,7 +52,6 @@ from ntdd.faults.runs import (
 from ntdd.runtime.settings import INJECTION, settings_of
 
 GRACE = 30.0  # seconds past a test's timeout before a silent child is killed
-_POLL = 0.5  # seconds between looks at a child that says nothing
 
 
 def fork_unsafe() -> str:
@@ -139,13 +135,13 @@ class ForkedFaults:
             return
         if self.notebook is not None:
             import_torch_for(self.notebook)
-        _warm_up()
+        warm_up()
         gc.freeze()  # a child's collections skip the parent's objects: fewer pages copied
         try:
             for name in self.names:
                 read, write = os.pipe()
                 try:
-                    pid = _fork()
+                    pid = fork()
                 except OSError as e:  # out of processes or memory: the slow way, for all
                     os.close(read)
                     os.close(write)
@@ -163,7 +159,7 @@ class ForkedFaults:
 
     def _become(self, name: str, pipe: int) -> None:
         """This process is now the run with fault *name*, from before the notebook's first cell."""
-        _silence()
+        silence()
         _one_thread()
         self._child = _Child(FaultInjection(FAULTS[name]), pipe)
         self._child.injection.hook()  # for good: the child ends with its run
@@ -189,41 +185,6 @@ class _Child:
             os._exit(0)
 
 
-def _fork() -> int:
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        with contextlib.suppress(Exception):
-            stream.flush()  # type: ignore[union-attr]
-    with warnings.catch_warnings():  # 3.12 warns when threads exist: see _one_thread, and the
-        # watchdog of ntdd.runtime.timeout, which starts afresh in a child
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return os.fork()
-
-
-def _warm_up() -> None:
-    """Import once, in the parent, what each child would import for itself.
-
-    torch's first optimizer step imports some 800 modules (dynamo, sympy): two
-    seconds, in every child of a notebook that trains, and the meta device of
-    the `device` fault needs many of them too. A step on a throwaway tensor
-    with no gradient changes nothing else: no random draw, no global switch.
-    """
-    torch: Any = sys.modules.get("torch")
-    if torch is None or "torch._dynamo" in sys.modules:
-        return
-    with contextlib.suppress(Exception), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        weight = torch.zeros(1, device="cpu", dtype=torch.float32, requires_grad=True)
-        torch.optim.SGD([weight], lr=0.1).step()
-
-
-def _silence() -> None:
-    """A child never writes to the terminal: file descriptors 1 and 2 go to the null device."""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
-    os.close(null)
-
-
 def _one_thread() -> None:
     """torch on one thread for good: the parent's OpenMP pool is gone in a child."""
     torch: Any = sys.modules.get("torch")
@@ -239,59 +200,11 @@ def _keep_one_thread(count: int) -> None:
 
 def _collect(pid: int, pipe: int, limit: float) -> tuple[Outcomes, Injected]:
     """Wait for a child's results; a child that dies or falls silent is its fault's error."""
-    data = bytearray()
-    silent_since = time.monotonic()
-    status: int | None = None
-    try:
-        while not data.endswith(b"}\n"):
-            if time.monotonic() - silent_since > limit:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return Outcomes(), Injected(error=f"its run said nothing for {limit:g} s; killed")
-            if select.select([pipe], [], [], _POLL)[0]:
-                chunk = os.read(pipe, 1 << 16)
-                if not chunk:
-                    break
-                data += chunk
-                silent_since = time.monotonic()
-            elif (status := _exited(pid)) is not None:
-                data += _drain(pipe)  # what it wrote just before it ended
-                break
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        raise
-    finally:
-        os.close(pipe)
-    if status is None:
-        status = os.waitpid(pid, 0)[1]
-    return _results(bytes(data), status)
-
-
-def _drain(pipe: int) -> bytes:
-    """What is left in the pipe, without waiting (a grandchild may hold its other end)."""
-    data = b""
-    while select.select([pipe], [], [], 0)[0]:
-        chunk = os.read(pipe, 1 << 16)
-        if not chunk:
-            break
-        data += chunk
-    return data
-
-
-def _exited(pid: int) -> int | None:
-    done, status = os.waitpid(pid, os.WNOHANG)
-    return status if done else None
-
-
-def _results(data: bytes, status: int) -> tuple[Outcomes, Injected]:
-    last = data.strip().rsplit(b"\n", 1)[-1]
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and last.startswith(b"{"):
+    end = read_child(pid, pipe, done=lambda data: data.endswith(b"}\n"), silent_limit=limit)
+    if end.status is None:
+        return Outcomes(), Injected(error=f"its run said nothing for {limit:g} s; killed")
+    last = end.last_line
+    if os.WIFEXITED(end.status) and os.WEXITSTATUS(end.status) == 0 and last.startswith(b"{"):
         found = json.loads(last)
         return Outcomes(**found["outcomes"]), Injected(**found["injected"])
-    if os.WIFSIGNALED(status):
-        how = f"was killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    else:
-        how = f"exited with status {os.WEXITSTATUS(status)}"
-    return Outcomes(), Injected(error=f"its run {how} before its tests finished")
+    return Outcomes(), Injected(error=f"its run {end.how} before its tests finished")
