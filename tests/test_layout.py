@@ -16,7 +16,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "ntdd"
 # The values and settings every stage shares: they import only each other.
-SHARED = frozenset({"_version", "errors", "model", "parameters", "config", "defaults"})
+SHARED = frozenset({"_version", "errors", "values", "parameters", "config", "defaults"})
 # The stages below the pytest side: pure functions of a notebook's text.
 BELOW_RENDER = ("notebook", "format", "pipeline", *sorted(SHARED))
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ntdd.errors import NtddError
-from ntdd.model import Mark
 from ntdd.notebook import cell_code, markers
+from ntdd.values import Mark
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.

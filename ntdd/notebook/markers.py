@@ -21,8 +21,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ntdd.model import Cell, Mark
 from ntdd.notebook.cell_code import normalize_newlines
+from ntdd.values import Cell, Mark
 
 _TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
 _LIKE_TEST_LINE = re.compile(r"#\s*tests?\b", re.IGNORECASE)  # what a person may mean by one

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ntdd.errors import NotebookReadError, NotPythonError
-from ntdd.model import Cell, Notebook
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.text import TEXT_SUFFIXES, read_text_notebook
+from ntdd.values import Cell, Notebook
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
 

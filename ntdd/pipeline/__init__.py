@@ -15,10 +15,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ntdd.model import Notebook, Plan
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Values
 from ntdd.pipeline.plan import make_plan
+from ntdd.values import Notebook, Plan
 
 
 class Built(NamedTuple):

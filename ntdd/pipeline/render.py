@@ -18,10 +18,10 @@ import jinja2
 from ntdd._version import __version__
 from ntdd.errors import TemplateError
 from ntdd.format import module as fmt
-from ntdd.model import ParametersCell, Plan, TestCell, TestKind
 from ntdd.notebook import cell_code, markers
 from ntdd.notebook.files import relative_notebook_path
 from ntdd.pipeline.templates import MODULE_TEMPLATE, module_templates, template_dir
+from ntdd.values import ParametersCell, Plan, TestCell, TestKind
 
 
 def render_module(
