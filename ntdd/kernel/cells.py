@@ -22,7 +22,7 @@ import pytest
 
 from ntdd.format import module as fmt
 from ntdd.format.names import NameRegistry
-from ntdd.kernel.runtime import CellScope, KernelRuntime
+from ntdd.kernel.regions import CellScope, KernelRuntime
 from ntdd.pipeline import build_module
 from ntdd.values import Cell, Notebook, TestCell
 
