@@ -344,8 +344,15 @@ class GradFlowReport:
     def __str__(self) -> str:
         table = [["parameter", "grad norm", "param norm", "grad/param", "zero grads", "dead rows"]]
         for r in self.rows:
-            norms = [_cell(x, ".3g") for x in (r.grad_norm, r.param_norm, r.ratio)]
-            table.append([r.name, *norms, _cell(r.zero_rate, ".1%"), _cell(r.dead_rows, ".0%")])
+            norms = [_number_or_none(x, ".3g") for x in (r.grad_norm, r.param_norm, r.ratio)]
+            table.append(
+                [
+                    r.name,
+                    *norms,
+                    _number_or_none(r.zero_rate, ".1%"),
+                    _number_or_none(r.dead_rows, ".0%"),
+                ]
+            )
         widths = [max(map(len, column)) for column in zip(*table, strict=True)]
         lines = []
         for row in table:  # the name left-aligned, the numbers right-aligned
@@ -354,7 +361,7 @@ class GradFlowReport:
         return "\n".join(lines)
 
 
-def _cell(x: float | None, spec: str) -> str:
+def _number_or_none(x: float | None, spec: str) -> str:
     return "none" if x is None else format(x, spec)
 
 

@@ -275,7 +275,7 @@ def _export(args: argparse.Namespace) -> int:
         print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
         return NOTHING_TO_DO
     if args.check:
-        return _check(pairs, template, parameters, args.debug)
+        return _check_modules_current(pairs, template, parameters, args.debug)
     failures = written = 0
     for pair in pairs:
         try:
@@ -302,7 +302,9 @@ def _export(args: argparse.Namespace) -> int:
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
 
 
-def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, debug: bool) -> int:
+def _check_modules_current(
+    pairs: list[_Pair], template: Path | None, parameters: Parameters, debug: bool
+) -> int:
     from ntdd.commands.drift import compare, explain
 
     listed = failures = 0

@@ -181,11 +181,11 @@ def parse_test_marker(cell: Cell) -> TestMarker:
             marks += (mark,)
             seen.add(mark.name)
     for mark in marks:
-        _check(mark)
+        _check_mark_arguments(mark)
     return TestMarker(title, marks)
 
 
-def _check(mark: Mark) -> None:
+def _check_mark_arguments(mark: Mark) -> None:
     """Marks ntdd acts on take the arguments it can use."""
     if mark.name != "timeout":
         return

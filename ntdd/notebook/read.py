@@ -89,7 +89,7 @@ def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
         raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
     notebook = Notebook(
         path=path,
-        cells=tuple(_cell(raw, n, path) for n, raw in enumerate(cells, 1)),
+        cells=tuple(_cell_from_json(raw, n, path) for n, raw in enumerate(cells, 1)),
         nbformat=4,
         nbformat_minor=minor if isinstance(minor, int) else 0,
     )
@@ -175,7 +175,7 @@ def _foreign_language(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _cell(raw: object, index: int, path: Path) -> Cell:
+def _cell_from_json(raw: object, index: int, path: Path) -> Cell:
     where = f"{path}: cell {index}"
     if not isinstance(raw, dict):
         raise NotebookReadError(f"{where} is {type(raw).__name__}, expected an object")

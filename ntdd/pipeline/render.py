@@ -52,7 +52,7 @@ def render_module(
         raise TemplateError(f"template {name!r} failed to render: {e}") from e
     text = text.rstrip("\n") + "\n"
     text = fmt.finish(text) if in_memory else fmt.stamp_hashes(text)
-    _check(text, name, plan, compiled=in_memory)
+    _check_rendered(text, name, plan, compiled=in_memory)
     return text
 
 
@@ -219,7 +219,7 @@ def _test_view(test: TestCell) -> dict[str, Any]:
     return view
 
 
-def _check(text: str, template: str, plan: Plan, compiled: bool) -> None:
+def _check_rendered(text: str, template: str, plan: Plan, compiled: bool) -> None:
     """The rendering must carry the header that `sync` relies on, and be Python
     (unless it is about to be *compiled* anyway)."""
     if not fmt.is_generated(text):
