@@ -28,8 +28,6 @@ from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
 from ntdd.values import Cell, Mark, Notebook, Plan, TestCell, TestKind
 
-PREFER = ("notebook", "module")
-
 
 class SyncConflict(NtddError):
     """Both the notebook and the module changed since the last export, or an edit

@@ -42,11 +42,6 @@ def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
     return parse_notebook(_json_of(data, path), path)
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """Load the file's JSON object, with one clear reason when it is not one."""
-    return _json_of(_load_bytes(path), path)
-
-
 def _json_of(data: bytes, path: Path) -> dict[str, Any]:
     if not data.strip():
         raise NotebookReadError(f"{path}: empty file, not a notebook")
