@@ -152,7 +152,7 @@ def _read_markers(
         return list(range(len(found)))  # as many as ntdd wrote: no cell holds one
     frames = _recorded_frames(lines)
     texts = [*lines, ""] if with_ends else lines  # as `text.split("\n")` gives them
-    ends = _Ends(lines, found, search=bool(frames))
+    ends = _RegionEnds(lines, found, search=bool(frames))
     first = ends.reading({})
     if count == len(first) or not frames or not ends.questions(first):
         return first
@@ -172,7 +172,7 @@ def _read_markers(
     return first
 
 
-class _Ends:
+class _RegionEnds:
     """Where each test region may end: at marker-like line j (len(found): the module's end)."""
 
     def __init__(
