@@ -18,10 +18,10 @@ from ntdd._version import __version__
 
 if TYPE_CHECKING:
     from ntdd.errors import NtddError, StaleModuleWarning
-    from ntdd.model import Notebook, Plan
     from ntdd.notebook.read import read_notebook
     from ntdd.pipeline.plan import make_plan
     from ntdd.pipeline.render import render_module
+    from ntdd.values import Notebook, Plan
 
 __all__ = [
     "Notebook",
@@ -39,8 +39,8 @@ __all__ = [
 _LAZY = {
     "NtddError": "ntdd.errors",
     "StaleModuleWarning": "ntdd.errors",
-    "Notebook": "ntdd.model",
-    "Plan": "ntdd.model",
+    "Notebook": "ntdd.values",
+    "Plan": "ntdd.values",
     "make_plan": "ntdd.pipeline.plan",
     "read_notebook": "ntdd.notebook.read",
     "render_module": "ntdd.pipeline.render",

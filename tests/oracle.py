@@ -25,11 +25,11 @@ from typing import Any
 import nbformat
 import pytest
 
-from ntdd.model import TestKind
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.plan import make_plan
 from ntdd.runtime.notebook_runtime import device_unavailable
+from ntdd.values import TestKind
 
 FAILED_LINE = "NTDD-ORACLE-FAILED "
 _CALLS = """\
@@ -172,6 +172,6 @@ def as_tests(nb: Any, every: int = 1) -> Any:
 
 
 def _cell(cell: Any) -> Any:
-    from ntdd.model import Cell
+    from ntdd.values import Cell
 
     return Cell(0, "code", cell.source, None, tuple(cell.get("metadata", {}).get("tags", ())))

@@ -16,8 +16,8 @@ from conftest import code, export, run
 
 from ntdd.commands.cli import main
 from ntdd.format.module import parse_regions
-from ntdd.model import Cell
 from ntdd.notebook import markers
+from ntdd.values import Cell
 
 END = "test_notebook_runs_to_the_end"
 

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from ntdd.format.module import parse_regions
 from ntdd.format.names import NameRegistry, identifier_from_title
 from ntdd.format.paths import module_path
-from ntdd.model import Cell, Notebook, TestCell, TestKind
 from ntdd.notebook import cell_code
 from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import render_module
+from ntdd.values import Cell, Notebook, TestCell, TestKind
 
 # Examples per property: NTDD_EXAMPLES (150 by default); for any Python source drawn from
 # the grammar, each of which costs far more, NTDD_GRAMMAR_EXAMPLES (40 by default).

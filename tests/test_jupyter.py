@@ -21,8 +21,8 @@ from conftest import code, isolated_plugins, make_notebook, run
 
 from ntdd.kernel.cells import KernelTests, render_cell
 from ntdd.kernel.extension import MarkTestCells, NotebookTestFailure, summary_line
+from ntdd.kernel.regions import CellScope
 from ntdd.kernel.run import Outcome, Result, run_tests
-from ntdd.kernel.runtime import CellScope
 
 # `kernel_run` starts one kernel for the module: under xdist (--dist loadgroup) its
 # tests share a worker, or each worker would start one.

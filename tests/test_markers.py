@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from ntdd.model import Cell, Mark
 from ntdd.notebook.markers import (
     MarkerError,
     expects_exception,
@@ -13,6 +12,7 @@ from ntdd.notebook.markers import (
     parse_test_marker,
     skip_reason,
 )
+from ntdd.values import Cell, Mark
 
 
 def cell(source: str, tags: tuple[str, ...] = (), cell_type: str = "code") -> Cell:

@@ -77,5 +77,5 @@ def test_the_key_covers_every_module_of_ntdd() -> None:
     from ntdd.plugin import module_cache
 
     salt = module_cache._salt("rewrite", False)
-    for name in ("runtime/notebook_runtime.py", "pipeline/plan.py", "format/module.py"):
+    for name in ("runtime/notebook_runtime.py", "pipeline/plan.py", "format/module/header.py"):
         assert f"{name}:" in salt

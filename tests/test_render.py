@@ -14,10 +14,10 @@ from conftest import ROOT, SAMPLES, code, make_notebook, write_notebook
 from ntdd.commands.cli import main
 from ntdd.errors import TemplateError
 from ntdd.format.module import FORMAT, parse_header, parse_regions, region_sha, without_version
-from ntdd.model import Notebook
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import pystr, render_module
+from ntdd.values import Notebook
 
 
 def render(tmp_path: Path, cells: list[object]) -> str:

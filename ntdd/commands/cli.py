@@ -1,4 +1,8 @@
-"""The `ntdd` command.
+"""The `ntdd` command line: its subcommands, their options, and `main`.
+
+What each subcommand then does is in `module_commands` (export, sync) and
+`project_commands` (faults, list, init); both load the heavy parts (Jinja,
+nbformat, pytest) only when they run, so `ntdd --help` stays quick.
 
 Exit codes: 0 done; 1 nothing to do, a check failed, or a sync was refused;
 2 bad input (a file that is not a notebook, a foreign file in the way, a bad
@@ -8,22 +12,18 @@ option).
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
 from ntdd._version import __version__
-from ntdd.errors import NotPythonError, NtddError
+from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, print_error
+from ntdd.commands.module_commands import export_command, sync_command
+from ntdd.commands.project_commands import faults_command, init_command, list_command
+from ntdd.errors import NtddError
 
-if TYPE_CHECKING:
-    from ntdd.parameters import Parameters
-
-OK, NOTHING_TO_DO, BAD_INPUT = 0, 1, 2
-FAULTS_MISSED = 1  # `ntdd faults`: the exit policy is not met
+__all__ = ["BAD_INPUT", "FAULTS_MISSED", "NOTHING_TO_DO", "OK", "main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return command(args)
     except NtddError as e:
-        _error(e, args.debug)
+        print_error(e, args.debug)
         return BAD_INPUT
     except KeyboardInterrupt:
         print("ntdd: interrupted", file=sys.stderr)
@@ -61,7 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.set_defaults(command=lambda _args: _usage(parser))
     sub = parser.add_subparsers(title="commands", metavar="COMMAND")
 
-    export = _command(sub, "export", _export, "write a pytest module for each notebook")
+    export = _command(sub, "export", export_command, "write a pytest module for each notebook")
     export.add_argument("paths", nargs="+", metavar="NOTEBOOK_DIR_OR_MODULE")
     _output_options(export)
     export.add_argument(
@@ -73,7 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         help="write nothing; list modules that are missing, stale or hand-edited (exit 1)",
     )
 
-    sync = _command(sub, "sync", _sync, "bring notebooks and their modules into agreement")
+    sync = _command(sub, "sync", sync_command, "bring notebooks and their modules into agreement")
     sync.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_MODULE")
     _output_options(sync)
     sync.add_argument(
@@ -83,14 +83,14 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     faults = _command(
-        sub, "faults", _faults, "inject common PyTorch faults; see which tests notice"
+        sub, "faults", faults_command, "inject common PyTorch faults; see which tests notice"
     )
     _faults_options(faults)
 
-    init = _command(sub, "init", _init, "write a GitHub Actions workflow for your notebooks")
+    init = _command(sub, "init", init_command, "write a GitHub Actions workflow for your notebooks")
     _init_options(init)
 
-    listing = _command(sub, "list", _list, "list the notebooks that ntdd finds and tests")
+    listing = _command(sub, "list", list_command, "list the notebooks that ntdd finds and tests")
     _list_options(listing)
     return parser
 
@@ -253,305 +253,6 @@ def _output_options(command: argparse.ArgumentParser) -> None:
     )
 
 
-def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None, Parameters]:
-    """The output folder, template and test parameters: the command line, else `[tool.ntdd]`."""
-    from ntdd.config import load_config
-
-    config = load_config()
-    template = args.template or config.template
-    if template is not None and not template.is_file():
-        raise NtddError(f"{template}: template not found")
-    return args.output or config.output, template, config.parameters
-
-
-def _export(args: argparse.Namespace) -> int:
-    from ntdd.commands.export import export_notebook, mark_packages
-
-    out_dir, template, parameters = _settings(args)
-    pairs = list(_pairs(args.paths, out_dir, args.skip_other_files, located=args.check))
-    if not pairs:
-        if args.skip_other_files:
-            return OK
-        print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
-        return NOTHING_TO_DO
-    if args.check:
-        return _check(pairs, template, parameters, args.debug)
-    failures = written = 0
-    for pair in pairs:
-        try:
-            done = export_notebook(
-                pair.notebook,
-                template=template,
-                force=args.force,
-                target=pair.module,
-                parameters=parameters,
-            )
-            if out_dir is not None and done.status != "no tests":
-                mark_packages(out_dir, done.module)
-        except NtddError as e:
-            _error(e, args.debug)
-            failures += 1
-            continue
-        for warning in done.warnings:
-            print(f"ntdd: warning: {warning}", file=sys.stderr)
-        if done.status == "no tests":
-            print(f"{pair.notebook}: no test cells; nothing written")
-            continue
-        written += 1
-        print(f"{done.module}: {done.status} ({_plural(done.tests, 'test')} from {pair.notebook})")
-    return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
-
-
-def _check(pairs: list[_Pair], template: Path | None, parameters: Parameters, debug: bool) -> int:
-    from ntdd.commands.drift import compare, explain
-
-    listed = failures = 0
-    for pair in pairs:
-        try:
-            drift = compare(pair.notebook, pair.module, template, parameters)
-        except NotPythonError as e:
-            if e.has_tests:
-                _error(e, debug)
-                failures += 1
-            continue  # without tests: nothing to export, as for a Python notebook
-        except NtddError as e:
-            _error(e, debug)
-            failures += 1
-            continue
-        if not drift.plan.tests and drift.text is None:
-            continue  # nothing to export, nothing exported
-        reason = explain(drift, __version__)
-        if not drift.plan.tests:
-            reason = (
-                "stale: the notebook has no test cells any more; `ntdd sync` removes the module"
-            )
-        if reason:
-            listed += 1
-            print(f"{pair.module}: {reason}")
-    if failures:
-        return BAD_INPUT
-    if not listed:
-        print(f"ntdd: {_plural(len(pairs), 'notebook')} checked; every module is current")
-    return NOTHING_TO_DO if listed else OK
-
-
-def _sync(args: argparse.Namespace) -> int:
-    from ntdd.commands.export import mark_packages
-    from ntdd.commands.sync import SyncConflict, sync
-
-    out_dir, template, parameters = _settings(args)
-    refused = failures = 0
-    for pair in _pairs(args.paths, out_dir, args.skip_other_files, located=True):
-        try:
-            done = sync(pair.notebook, pair.module, args.prefer, template, parameters)
-            if out_dir is not None and done.module.exists():
-                mark_packages(out_dir, done.module)
-        except SyncConflict as e:
-            _error(e, args.debug)
-            refused += 1
-            continue
-        except NtddError as e:
-            _error(e, args.debug)
-            failures += 1
-            continue
-        cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
-        print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
-    return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK
-
-
-class _Pair(NamedTuple):
-    notebook: Path
-    module: Path
-
-
-def _pairs(
-    paths: Sequence[str], out_dir: Path | None, skip_others: bool, located: bool
-) -> Iterator[_Pair]:
-    """(notebook, module) for each path, each pair once.
-
-    A notebook's module is where export writes it; with *located*, where one
-    was written already, if elsewhere. A module names its notebook in its
-    header. A `.py` file is a notebook when it is a jupytext text notebook,
-    else a module. With *skip_others*, files that are neither are passed over.
-    """
-    from ntdd.format import paths as where
-    from ntdd.notebook.files import is_notebook_file
-
-    seen: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        notebook = path.is_dir() or is_notebook_file(path, given=True)
-        if path.suffix == ".py" and not notebook:
-            pair = _module_pair(path, skip_others)
-            found = [pair] if pair is not None else []
-        elif skip_others and not notebook:
-            continue
-        else:
-            locate = where.find_module if located else where.module_path
-            found = [
-                _Pair(p.notebook, locate(p.notebook, out_dir, p.base))
-                for p in where.notebooks_under([path])
-            ]
-        for pair in found:
-            key = Path(os.path.abspath(pair.notebook))
-            if key not in seen:
-                seen.add(key)
-                yield pair
-
-
-def _module_pair(path: Path, skip_others: bool) -> _Pair | None:
-    from ntdd.format.module import is_generated
-    from ntdd.format.paths import notebook_of
-
-    try:
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-    except (OSError, UnicodeDecodeError):
-        text = ""
-    if skip_others and not is_generated(text):
-        return None
-    return _Pair(notebook_of(path, text), path)
-
-
-def _faults(args: argparse.Namespace) -> int:
-    import json
-
-    from ntdd.faults.command import Request, fault_names, run_faults
-    from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
-    from ntdd.faults.results import DIED, UNREADABLE, NotebookReport
-
-    request = Request(
-        paths=tuple(args.paths),
-        faults=fault_names(args.faults),
-        devices=args.devices,
-        timeout=args.timeout,
-        fork=not args.no_fork,
-        min_kill_rate=args.min_kill_rate,
-    )
-
-    def show(report: NotebookReport) -> None:
-        if report.status == UNREADABLE:
-            print(f"ntdd: error: {report.error}", file=sys.stderr)
-        elif report.status == DIED:
-            print(f"ntdd: error: {report.notebook}: {report.error}", file=sys.stderr)
-        if not args.json:
-            print(notebook_table(report) + "\n", flush=True)
-
-    summary = run_faults(request, show)
-    if not summary.reports:
-        print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
-        return NOTHING_TO_DO
-    unreadable = any(r.status == UNREADABLE for r in summary.reports)
-    code = BAD_INPUT if unreadable else OK if summary.passed else FAULTS_MISSED
-    if args.json:
-        print(json.dumps(as_json(summary, code), indent=2, ensure_ascii=False))
-    else:
-        if len(summary.reports) > 1:
-            print(summary_table(summary) + "\n")
-        print(verdict_line(summary))
-    if args.report is not None:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        with args.report.open("a", encoding="utf-8") as f:
-            f.write(markdown(summary))
-    return code
-
-
-def _list(args: argparse.Namespace) -> int:
-    """Print the notebooks; the pick step of `ntdd init`'s workflow runs this."""
-    from ntdd.commands.pick import pick
-    from ntdd.notebook.files import find_notebooks
-
-    end = b"\0" if args.null else b"\n"
-    if args.files_from is None and args.changed is None:
-        found = list(find_notebooks(args.paths))
-        why = "every notebook"
-    else:
-        tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
-        changed = _names(args.changed, end) if args.changed else None
-        picked = pick(tracked, args.paths, changed, args.depends_on)
-        found, why = list(picked.notebooks), picked.why
-    sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
-    sys.stdout.flush()
-    print(f"ntdd: {_plural(len(found), 'notebook')}: {why}", file=sys.stderr)
-    if args.summary is not None:
-        with args.summary.open("a", encoding="utf-8") as f:
-            f.write(f"**Notebooks:** testing {len(found)}: {why}.\n\n")
-    return OK
-
-
-def _names(source: Path, end: bytes) -> list[str]:
-    """The file names in *source* (`-`: stdin), as bytes on disk say them."""
-    try:
-        data = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
-    except OSError as e:
-        raise NtddError(
-            f"{source}: cannot be read: {(e.strerror or type(e).__name__).lower()}"
-        ) from e
-    return [os.fsdecode(name) for name in data.split(end) if name]
-
-
-def _on_disk(paths: Sequence[str]) -> list[str]:
-    from ntdd.notebook.files import find_notebooks
-
-    return [str(path) for path in find_notebooks(paths)]
-
-
-def _init(args: argparse.Namespace) -> int:
-    from ntdd.commands.survey import survey
-    from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
-
-    root = Path.cwd().resolve()
-    _check_init_args(args, root)
-    asked = Choices(
-        notebooks=args.notebooks,
-        python=args.python,
-        modules=args.modules,
-        no_check=args.no_check,
-        faults=args.faults,
-        gpu_runner=args.gpu_runner,
-        shards=args.shards,
-        workflow_name=args.output.name,
-    )
-    options, notes = plan(survey(root, args.notebooks, args.modules), asked)
-    text = render_workflow(options)
-    for note in notes:  # with --dry-run, stdout is the workflow alone
-        print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
-    if args.dry_run:
-        sys.stdout.write(text)
-        return OK
-    path = write_workflow(args.output, text, force=args.force)
-    print(f"{path}: written; commit it to run your notebooks' tests on every change")
-    return OK
-
-
-def _check_init_args(args: argparse.Namespace, root: Path) -> None:
-    """Refuse before looking at the repository: bad values, a file in the way, a subfolder."""
-    from ntdd.commands.survey import git_top
-
-    if not 1 <= args.shards <= 256:
-        raise NtddError(f"--shards {args.shards}: expected 1 to 256 machines (GitHub's limit)")
-    label = args.gpu_runner
-    if label is not None and (not label.strip() or any(c in label for c in ",\n\r\"'")):
-        raise NtddError(f"--gpu-runner {label!r}: expected a runner label, such as gpu or cuda")
-    if args.output.exists() and not (args.force or args.dry_run):
-        raise NtddError(f"{args.output}: exists; not overwriting it (use --force)")
-    top = git_top(root)
-    if top is not None and top != root:
-        raise NtddError(
-            f"run `ntdd init` in the top folder of the repository ({top}): "
-            "GitHub reads workflows from there, and runs them there"
-        )
-
-
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help()
     return NOTHING_TO_DO
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
-
-
-def _error(error: BaseException, debug: bool) -> None:
-    if debug:
-        traceback.print_exception(error)
-    print(f"ntdd: error: {error}", file=sys.stderr)

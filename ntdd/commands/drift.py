@@ -28,9 +28,9 @@ from ntdd.format.module import (
     region_sha,
     without_version,
 )
-from ntdd.model import Plan
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
+from ntdd.values import Plan
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from ntdd.format.module import (
 )
 from ntdd.format.paths import module_path
 from ntdd.format.stale import content_hash, pair_moved_on
-from ntdd.model import Notebook
 from ntdd.notebook.files import FileWriteError, line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
 from ntdd.pipeline.templates import module_templates
+from ntdd.values import Notebook
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from nbconvert.utils.exceptions import ConversionException
 from ntdd.commands.export import ensure_ours, ensure_unedited, read_existing
 from ntdd.errors import NtddError
 from ntdd.format.paths import module_name
-from ntdd.model import Plan
 from ntdd.notebook.read import parse_notebook
 from ntdd.pipeline import build_module
+from ntdd.values import Plan
 
 
 class NtddExporter(Exporter):

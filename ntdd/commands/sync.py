@@ -21,14 +21,12 @@ from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, des
 from ntdd.commands.export import read_existing
 from ntdd.errors import NtddError
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
-from ntdd.model import Cell, Mark, Notebook, Plan, TestCell, TestKind
 from ntdd.notebook import markers
 from ntdd.notebook.files import FileChangedError, ensure_writable, line_ending, write_atomic
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
-
-PREFER = ("notebook", "module")
+from ntdd.values import Cell, Mark, Notebook, Plan, TestCell, TestKind
 
 
 class SyncConflict(NtddError):

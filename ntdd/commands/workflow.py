@@ -75,7 +75,7 @@ class Choices:
 
 def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
     """The workflow's options for this repository, and notes saying what was decided."""
-    check, notes = _check(found, asked)
+    check, notes = _export_check_step(found, asked)
     options = WorkflowOptions(
         notebooks=found.notebooks_dir,
         python=asked.python,
@@ -111,7 +111,7 @@ def _installs(found: Survey) -> str:
     return f"installs {', '.join(items)} and ntdd" if items else "installs ntdd"
 
 
-def _check(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
+def _export_check_step(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
     """Check the modules only where they are committed: elsewhere the check cannot pass."""
     if asked.no_check:
         return False, ["leaves out `ntdd export --check` (--no-check)"]
@@ -197,8 +197,8 @@ def trigger_paths(options: WorkflowOptions) -> list[str]:
 
 def dependency_pattern(workflow_name: str) -> str:
     """An extended regular expression (awk, grep -E) for the paths in `DEPENDENCY_FILES`."""
-    names = "|".join(_ere(name) for name in DEPENDENCY_FILES)
-    return f"(^|/)({names})$|^{_ere(f'.github/workflows/{workflow_name}')}$"
+    names = "|".join(_glob_as_regex(name) for name in DEPENDENCY_FILES)
+    return f"(^|/)({names})$|^{_glob_as_regex(f'.github/workflows/{workflow_name}')}$"
 
 
 def write_workflow(path: Path, text: str, force: bool = False) -> Path:
@@ -209,7 +209,7 @@ def write_workflow(path: Path, text: str, force: bool = False) -> Path:
     return path
 
 
-def _ere(glob: str) -> str:
+def _glob_as_regex(glob: str) -> str:
     """A file-name glob (`*` only) as an ERE: `*` stays within one folder."""
     special = set(".[]()+?{}|^$\\")
     return "".join("[^/]*" if c == "*" else f"\\{c}" if c in special else c for c in glob)

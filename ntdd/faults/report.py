@@ -172,7 +172,7 @@ def _markdown_summary(summary: Summary) -> list[str]:
         if report.status != TESTED or report.without_torch:  # then empty cells to the end
             status = NO_TORCH_TEXT if report.without_torch else report.status
             empty = " |" * len(names)
-            lines.append(f"| {_code(report.notebook)} | {_cell(status)} |{empty}")
+            lines.append(f"| {_code(report.notebook)} | {_table_cell(status)} |{empty}")
             continue
         marks = {r.name: _MARK[r.status] for r in report.results}
         cells = " | ".join(marks.get(n, "") for n in names)
@@ -190,7 +190,7 @@ def _markdown_notebook(report: NotebookReport) -> list[str]:
         "|---|---|---|",
     ]
     for r in report.results:
-        changed = "<br>".join(_cell(c) for c in r.applied) or "–"
+        changed = "<br>".join(_table_cell(c) for c in r.applied) or "–"
         lines.append(f"| `{r.name}` | {changed} | {_markdown_verdict(r)} |")
     if report.failing_cleanly:
         lines += ["", f"Failing without any fault: {', '.join(map(_code, report.failing_cleanly))}"]
@@ -199,9 +199,9 @@ def _markdown_notebook(report: NotebookReport) -> list[str]:
 
 def _markdown_verdict(result: FaultResult) -> str:
     if result.status == NOT_APPLICABLE:
-        return f"➖ not applicable: {_cell(result.reason)}"
+        return f"➖ not applicable: {_table_cell(result.reason)}"
     if result.status == ERROR:
-        return f"⚠️ {_cell(result.reason)}"
+        return f"⚠️ {_table_cell(result.reason)}"
     if result.status == SURVIVED:
         suggestion = FAULTS[result.name].suggestion.replace("|", "\\|")
         return f"❌ not caught. Try: {suggestion}"
@@ -209,11 +209,11 @@ def _markdown_verdict(result: FaultResult) -> str:
         _code(t) + (" (setup)" if t in result.by_setup else "") for t in result.caught_by
     )
     if result.by_setup == result.caught_by:
-        return f"caught by setup ({_cell(result.reason)}): {tests}"
+        return f"caught by setup ({_table_cell(result.reason)}): {tests}"
     return tests
 
 
-def _cell(text: str) -> str:
+def _table_cell(text: str) -> str:
     """Text made safe for one cell of a Markdown table."""
     return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ntdd.errors import NtddError
 from ntdd.format.module import parse_header
-from ntdd.model import Cell
+from ntdd.values import Cell
 
 _HEAD_CHARS = 4096  # a module's header is in its first lines
 

@@ -9,8 +9,9 @@ that `ntdd export` would write for it, against the kernel's live namespace;
   a cell shows and when it errors. It is the only module here that imports
   IPython.
 - `cells` renders one cell through ntdd's own pipeline (`plan`, `render`)
-  and defines its test in the kernel; `runtime` is the kernel's `__ntdd__`,
-  what a rendered test region calls.
+  and defines its test in the kernel; `regions` holds the test regions run
+  so far as one virtual module, and is the kernel's `__ntdd__`, what a
+  rendered test region calls.
 - `run` runs the tests with `pytest.main` in the kernel's process.
 - `saved` finds the notebook's file and runs it under `pytest --ntdd` in a
   child process, as CI does.

@@ -22,9 +22,9 @@ import pytest
 
 from ntdd.format import module as fmt
 from ntdd.format.names import NameRegistry
-from ntdd.kernel.runtime import CellScope, KernelRuntime
-from ntdd.model import Cell, Notebook, TestCell
+from ntdd.kernel.regions import CellScope, KernelRuntime
 from ntdd.pipeline import build_module
+from ntdd.values import Cell, Notebook, TestCell
 
 
 @dataclass(frozen=True)

@@ -33,8 +33,8 @@ from ntdd.kernel.cells import KernelTests, RanCell
 from ntdd.kernel.run import Outcome, defined_name, run_tests
 from ntdd.kernel.saved import failed as saved_run_failed
 from ntdd.kernel.saved import notebook_to_run, run_saved
-from ntdd.model import Cell
 from ntdd.notebook.markers import is_test_cell
+from ntdd.values import Cell
 
 MAGIC = "ntdd"
 _RERUN_OPTIONS = MagicArgumentParser(prog="%ntdd", add_help=False)

@@ -349,11 +349,6 @@ def takes_argument(node: ast.AST, name: str) -> bool:
     )
 
 
-def assigns_name(tree: ast.Module, name: str) -> bool:
-    """Whether top-level code of *tree* binds *name* (assignment, import, for, with)."""
-    return name in bound_names(tree)
-
-
 def bound_names(tree: ast.Module) -> list[str]:
     """Names the top level of *tree* binds in the module, in order of first binding.
 

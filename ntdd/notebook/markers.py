@@ -21,8 +21,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ntdd.model import Cell, Mark
 from ntdd.notebook.cell_code import normalize_newlines
+from ntdd.values import Cell, Mark
 
 _TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
 _LIKE_TEST_LINE = re.compile(r"#\s*tests?\b", re.IGNORECASE)  # what a person may mean by one
@@ -181,11 +181,11 @@ def parse_test_marker(cell: Cell) -> TestMarker:
             marks += (mark,)
             seen.add(mark.name)
     for mark in marks:
-        _check(mark)
+        _check_mark_arguments(mark)
     return TestMarker(title, marks)
 
 
-def _check(mark: Mark) -> None:
+def _check_mark_arguments(mark: Mark) -> None:
     """Marks ntdd acts on take the arguments it can use."""
     if mark.name != "timeout":
         return

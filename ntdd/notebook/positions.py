@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 
-from ntdd.model import Notebook
+from ntdd.values import Notebook
 
 FileLines = tuple[tuple[int, ...], ...]  # per cell, in order: the file line of each source line
 

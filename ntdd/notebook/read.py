@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from ntdd.errors import NotebookReadError, NotPythonError
-from ntdd.model import Cell, Notebook
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.text import TEXT_SUFFIXES, read_text_notebook
+from ntdd.values import Cell, Notebook
 
 PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "python2"})
 
@@ -40,11 +40,6 @@ def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
     if path.suffix in TEXT_SUFFIXES:
         return parse_notebook(read_text_notebook(path, data), path)
     return parse_notebook(_json_of(data, path), path)
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """Load the file's JSON object, with one clear reason when it is not one."""
-    return _json_of(_load_bytes(path), path)
 
 
 def _json_of(data: bytes, path: Path) -> dict[str, Any]:
@@ -89,7 +84,7 @@ def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
         raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
     notebook = Notebook(
         path=path,
-        cells=tuple(_cell(raw, n, path) for n, raw in enumerate(cells, 1)),
+        cells=tuple(_cell_from_json(raw, n, path) for n, raw in enumerate(cells, 1)),
         nbformat=4,
         nbformat_minor=minor if isinstance(minor, int) else 0,
     )
@@ -175,7 +170,7 @@ def _foreign_language(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _cell(raw: object, index: int, path: Path) -> Cell:
+def _cell_from_json(raw: object, index: int, path: Path) -> Cell:
     where = f"{path}: cell {index}"
     if not isinstance(raw, dict):
         raise NotebookReadError(f"{where} is {type(raw).__name__}, expected an object")

@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ntdd.model import Notebook, Plan
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Values
 from ntdd.pipeline.plan import make_plan
+from ntdd.values import Notebook, Plan
 
 
-class Built(NamedTuple):
+class BuiltModule(NamedTuple):
     """A notebook's plan, and the module it renders to (None: no tests, not rendered)."""
 
     plan: Plan
@@ -35,7 +35,7 @@ def build_module(
     template: Path | None = None,
     in_memory: bool = False,
     render_empty: bool = True,
-) -> Built:
+) -> BuiltModule:
     """Read (unless given a `Notebook` read some other way), plan and render *notebook*.
 
     *module_dir*, *template* and *in_memory* are `render_module`'s. A plan
@@ -46,7 +46,7 @@ def build_module(
     read = notebook if isinstance(notebook, Notebook) else read_notebook(notebook)
     plan = make_plan(read, parameters)
     if not plan.tests and not render_empty:
-        return Built(plan, None)
+        return BuiltModule(plan, None)
     from ntdd.pipeline.render import render_module  # Jinja loads only to render
 
-    return Built(plan, render_module(plan, module_dir, template, in_memory=in_memory))
+    return BuiltModule(plan, render_module(plan, module_dir, template, in_memory=in_memory))

@@ -9,7 +9,7 @@ test, which reaches the end of the notebook.
 from __future__ import annotations
 
 from ntdd.format import names
-from ntdd.model import EndTest, Mark, Notebook, SetupCell, TestCell
+from ntdd.values import EndTest, Mark, Notebook, SetupCell, TestCell
 
 NAME = "test_notebook_runs_to_the_end"
 # Marks that never keep a test from reaching its cell (pytest runs its fixtures);

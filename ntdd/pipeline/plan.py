@@ -12,7 +12,10 @@ import contextlib
 from ntdd.format import names
 from ntdd.format.module import wrapped_body
 from ntdd.format.stale import content_hash
-from ntdd.model import (
+from ntdd.notebook import cell_code, magics, markers
+from ntdd.parameters import TAG as PARAMETERS_TAG
+from ntdd.pipeline.end import end_test
+from ntdd.values import (
     Cell,
     Notebook,
     ParametersCell,
@@ -22,9 +25,6 @@ from ntdd.model import (
     TestCell,
     TestKind,
 )
-from ntdd.notebook import cell_code, magics, markers
-from ntdd.parameters import TAG as PARAMETERS_TAG
-from ntdd.pipeline.end import end_test
 
 # Names the module itself defines at import; a test may not shadow them.
 RESERVED = frozenset({"pytest", "NotebookRuntime"})

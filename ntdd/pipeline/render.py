@@ -18,10 +18,10 @@ import jinja2
 from ntdd._version import __version__
 from ntdd.errors import TemplateError
 from ntdd.format import module as fmt
-from ntdd.model import ParametersCell, Plan, TestCell, TestKind
 from ntdd.notebook import cell_code, markers
 from ntdd.notebook.files import relative_notebook_path
 from ntdd.pipeline.templates import MODULE_TEMPLATE, module_templates, template_dir
+from ntdd.values import ParametersCell, Plan, TestCell, TestKind
 
 
 def render_module(
@@ -52,7 +52,7 @@ def render_module(
         raise TemplateError(f"template {name!r} failed to render: {e}") from e
     text = text.rstrip("\n") + "\n"
     text = fmt.finish(text) if in_memory else fmt.stamp_hashes(text)
-    _check(text, name, plan, compiled=in_memory)
+    _check_rendered(text, name, plan, compiled=in_memory)
     return text
 
 
@@ -219,7 +219,7 @@ def _test_view(test: TestCell) -> dict[str, Any]:
     return view
 
 
-def _check(text: str, template: str, plan: Plan, compiled: bool) -> None:
+def _check_rendered(text: str, template: str, plan: Plan, compiled: bool) -> None:
     """The rendering must carry the header that `sync` relies on, and be Python
     (unless it is about to be *compiled* anyway)."""
     if not fmt.is_generated(text):

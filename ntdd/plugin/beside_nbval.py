@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from ntdd.model import Cell
 from ntdd.notebook import markers
+from ntdd.values import Cell
 
 REASON = "run by ntdd"
 _test_cell_key = pytest.StashKey[bool]()  # an nbval item for a `# TEST` cell

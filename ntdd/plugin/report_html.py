@@ -133,7 +133,7 @@ def _heading(notebook: NotebookResults, anchor: str) -> dict[str, Any]:
 
 def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
     """The notebook's cells with this run's outputs, verdicts and times, opened by a heading."""
-    opening = _cell("raw", book["anchor"], "", {"heading": book})
+    opening = _cell_json("raw", book["anchor"], "", {"heading": book})
     try:
         read = read_notebook(notebook.path)
     except NtddError as e:
@@ -147,18 +147,18 @@ def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
         anchor = f"{book['anchor']}-cell-{cell.index}"
         if cell.cell_type != "code":
             kind = "markdown" if cell.cell_type == "markdown" else "raw"
-            cells.append(_cell(kind, anchor, cell.source, {"anchor": anchor}))
+            cells.append(_cell_json(kind, anchor, cell.source, {"anchor": anchor}))
             continue
         mine, ran = tests.get(cell.index, []), runs.get(cell.index, [])
         count += bool(mine or ran)
-        code = _cell("code", anchor, cell.source, _cell_meta(anchor, mine, ran))
+        code = _cell_json("code", anchor, cell.source, _cell_meta(anchor, mine, ran))
         code.update(outputs=_outputs(mine, ran), execution_count=count if mine or ran else None)
         cells.append(code)
         book["anchors"][cell.index] = anchor
     return cells
 
 
-def _cell(kind: str, anchor: str, source: str, ntdd: dict[str, Any]) -> dict[str, Any]:
+def _cell_json(kind: str, anchor: str, source: str, ntdd: dict[str, Any]) -> dict[str, Any]:
     """A cell as nbformat's JSON has it: built as a dict, for nbformat's
     constructors validate each cell, which for thousands of cells takes seconds."""
     return {"id": anchor, "cell_type": kind, "source": source, "metadata": {"ntdd": ntdd}}

@@ -130,7 +130,8 @@ def render(
     if problems:
         lines += ["| test | outcome | where | message |", "|---|---|---|---|"]
         lines += [
-            f"| {_code(p.nodeid)} | {p.outcome} | {_cell(p.where)} | {_cell(p.message)} |"
+            f"| {_code(p.nodeid)} | {p.outcome} | {_table_cell(p.where)} "
+            f"| {_table_cell(p.message)} |"
             for p in problems[:MAX_LISTED]
         ]
         if len(problems) > MAX_LISTED:
@@ -163,7 +164,7 @@ def _message(report: Any) -> str:
     return lines[0] if lines else ""
 
 
-def _cell(text: str) -> str:
+def _table_cell(text: str) -> str:
     """Text made safe for one cell of a Markdown table."""
     return _one_line(text).replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
 

@@ -1,4 +1,4 @@
-"""The kernel's `__ntdd__`: what a rendered test region calls, and where its lines are.
+"""The kernel's test regions: where their lines are, and the `__ntdd__` they call.
 
 A generated module calls its `NotebookRuntime` (`__ntdd__.needs("cuda")`,
 `__ntdd__.broken(...)`, `__ntdd__.run_cell(...)`), and ntdd's pytest plugin

@@ -1,7 +1,8 @@
-"""Frozen values passed between the pipeline stages.
+"""The frozen values passed between the pipeline stages: a notebook's cells and its plan.
 
 notebook (reader) -> Notebook -> plan -> Plan -> render -> module source.
-Nothing here does I/O or imports pytest.
+Nothing here does I/O or imports pytest. (Not named `model`: in a PyTorch
+tool that word means an `nn.Module`.)
 """
 
 from __future__ import annotations

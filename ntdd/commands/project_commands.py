@@ -1,0 +1,149 @@
+"""`ntdd faults`, `ntdd list` and `ntdd init` on the command line.
+
+These look at a project's notebooks as a whole (which ones to test, a CI
+workflow for them, which faults their tests catch) rather than at one
+notebook and its module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, plural
+from ntdd.errors import NtddError
+
+
+def faults_command(args: argparse.Namespace) -> int:
+    """`ntdd faults`: a table for each notebook as it finishes, then the verdict."""
+    import json
+
+    from ntdd.faults.command import Request, fault_names, run_faults
+    from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
+    from ntdd.faults.results import DIED, UNREADABLE, NotebookReport
+
+    request = Request(
+        paths=tuple(args.paths),
+        faults=fault_names(args.faults),
+        devices=args.devices,
+        timeout=args.timeout,
+        fork=not args.no_fork,
+        min_kill_rate=args.min_kill_rate,
+    )
+
+    def show(report: NotebookReport) -> None:
+        if report.status == UNREADABLE:
+            print(f"ntdd: error: {report.error}", file=sys.stderr)
+        elif report.status == DIED:
+            print(f"ntdd: error: {report.notebook}: {report.error}", file=sys.stderr)
+        if not args.json:
+            print(notebook_table(report) + "\n", flush=True)
+
+    summary = run_faults(request, show)
+    if not summary.reports:
+        print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
+        return NOTHING_TO_DO
+    unreadable = any(r.status == UNREADABLE for r in summary.reports)
+    code = BAD_INPUT if unreadable else OK if summary.passed else FAULTS_MISSED
+    if args.json:
+        print(json.dumps(as_json(summary, code), indent=2, ensure_ascii=False))
+    else:
+        if len(summary.reports) > 1:
+            print(summary_table(summary) + "\n")
+        print(verdict_line(summary))
+    if args.report is not None:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        with args.report.open("a", encoding="utf-8") as f:
+            f.write(markdown(summary))
+    return code
+
+
+def list_command(args: argparse.Namespace) -> int:
+    """Print the notebooks; the pick step of `ntdd init`'s workflow runs this."""
+    from ntdd.commands.pick import pick
+    from ntdd.notebook.files import find_notebooks
+
+    end = b"\0" if args.null else b"\n"
+    if args.files_from is None and args.changed is None:
+        found = list(find_notebooks(args.paths))
+        why = "every notebook"
+    else:
+        tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
+        changed = _names(args.changed, end) if args.changed else None
+        picked = pick(tracked, args.paths, changed, args.depends_on)
+        found, why = list(picked.notebooks), picked.why
+    sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
+    sys.stdout.flush()
+    print(f"ntdd: {plural(len(found), 'notebook')}: {why}", file=sys.stderr)
+    if args.summary is not None:
+        with args.summary.open("a", encoding="utf-8") as f:
+            f.write(f"**Notebooks:** testing {len(found)}: {why}.\n\n")
+    return OK
+
+
+def _names(source: Path, end: bytes) -> list[str]:
+    """The file names in *source* (`-`: stdin), as bytes on disk say them."""
+    try:
+        data = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
+    except OSError as e:
+        raise NtddError(
+            f"{source}: cannot be read: {(e.strerror or type(e).__name__).lower()}"
+        ) from e
+    return [os.fsdecode(name) for name in data.split(end) if name]
+
+
+def _on_disk(paths: Sequence[str]) -> list[str]:
+    from ntdd.notebook.files import find_notebooks
+
+    return [str(path) for path in find_notebooks(paths)]
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """`ntdd init`: survey the repository and write (or print) its CI workflow."""
+    from ntdd.commands.survey import survey
+    from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
+
+    root = Path.cwd().resolve()
+    _check_init_args(args, root)
+    asked = Choices(
+        notebooks=args.notebooks,
+        python=args.python,
+        modules=args.modules,
+        no_check=args.no_check,
+        faults=args.faults,
+        gpu_runner=args.gpu_runner,
+        shards=args.shards,
+        workflow_name=args.output.name,
+    )
+    options, notes = plan(survey(root, args.notebooks, args.modules), asked)
+    text = render_workflow(options)
+    for note in notes:  # with --dry-run, stdout is the workflow alone
+        print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
+    if args.dry_run:
+        sys.stdout.write(text)
+        return OK
+    path = write_workflow(args.output, text, force=args.force)
+    print(f"{path}: written; commit it to run your notebooks' tests on every change")
+    return OK
+
+
+def _check_init_args(args: argparse.Namespace, root: Path) -> None:
+    """Refuse before looking at the repository: bad values, a file in the way, a subfolder."""
+    from ntdd.commands.survey import git_top
+
+    if not 1 <= args.shards <= 256:
+        raise NtddError(f"--shards {args.shards}: expected 1 to 256 machines (GitHub's limit)")
+    label = args.gpu_runner
+    if label is not None and (not label.strip() or any(c in label for c in ",\n\r\"'")):
+        raise NtddError(f"--gpu-runner {label!r}: expected a runner label, such as gpu or cuda")
+    if args.output.exists() and not (args.force or args.dry_run):
+        raise NtddError(f"{args.output}: exists; not overwriting it (use --force)")
+    top = git_top(root)
+    if top is not None and top != root:
+        raise NtddError(
+            f"run `ntdd init` in the top folder of the repository ({top}): "
+            "GitHub reads workflows from there, and runs them there"
+        )
