@@ -60,9 +60,10 @@ from ntdd.runtime.isolation import (
     reseeds_per_test,
     set_filters,
 )
+from ntdd.runtime.notes import NtddWarning
 from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.settings import counts_of, injection_of, settings_of
-from ntdd.runtime.shell import NtddWarning, ShellFactory, display
+from ntdd.runtime.shell import ShellFactory, display
 from ntdd.runtime.steps import ParametersStep, SetupStep, Step, TestStep
 
 END = sys.maxsize  # the position of a test found in no cell: after every cell
