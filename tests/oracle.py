@@ -29,7 +29,7 @@ from ntdd.model import TestKind
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.plan import make_plan
-from ntdd.runtime.notebook_runtime import device_unavailable
+from ntdd.runtime.devices import device_unavailable
 
 FAILED_LINE = "NTDD-ORACLE-FAILED "
 _CALLS = """\

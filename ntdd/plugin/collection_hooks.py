@@ -23,7 +23,8 @@ from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.items import notebook_module, runtime_of
-from ntdd.runtime.notebook_runtime import NotebookRuntime, device_unavailable
+from ntdd.runtime.devices import device_unavailable
+from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings
 
 

@@ -21,7 +21,8 @@ from ntdd.format.locate import CellLocation
 from ntdd.plugin import beside_nbval, places
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
-from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError
+from ntdd.runtime.cursor import SetupError
+from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
 
