@@ -1,11 +1,12 @@
 """A device's run brought to a test's cell: the cells between run in order, as a kernel runs them.
 
 Each step is a setup cell, the run's test parameters, or a test cell, whose
-test runs quietly as the cursor passes it. A setup cell runs between the
-kernel's `pre_run_cell` and `post_run_cell` events, through IPython's
-automagic, with its warnings reported as the notebook's; when it raises,
-the tests below it error with its traceback (`SetupError`). A test above
-the cursor, or one run twice, replays the notebook from a fresh kernel.
+test runs quietly as the cursor passes it. A setup cell runs as a kernel
+runs it: after the `pre_run_cell` event, a one-line magic without its `%`
+as IPython's automagic reads it, its warnings reported as the notebook's.
+When it raises, the tests below it error with its traceback (`SetupError`).
+A test above the cursor, or one run twice, replays the notebook from a
+fresh kernel.
 
 The fourth layer of `NotebookRuntime`, on `DeviceRuns`.
 """
