@@ -28,7 +28,7 @@ import pytest
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.plan import make_plan
-from ntdd.runtime.notebook_runtime import device_unavailable
+from ntdd.runtime.devices import device_unavailable
 from ntdd.values import TestKind
 
 FAILED_LINE = "NTDD-ORACLE-FAILED "

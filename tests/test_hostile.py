@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from ntdd.format.module import parse_regions
 from ntdd.format.names import NameRegistry, identifier_from_title
 from ntdd.format.paths import module_path
-from ntdd.notebook import cell_code
+from ntdd.notebook import wrapping
 from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import render_module
@@ -104,7 +104,7 @@ def cell_body(text: str, test: TestCell) -> list[ast.stmt]:
     """The statements a wrapped cell became, less the `global` line ntdd adds."""
     body = function_named(ast.parse(text), test.names[0]).body
     if test.assigned:
-        added = body[1 if cell_code.docstring_end(ast.parse(test.code)) else 0]
+        added = body[1 if wrapping.docstring_end(ast.parse(test.code)) else 0]
         assert isinstance(added, ast.Global) and added.names == list(test.assigned)
         body = [statement for statement in body if statement is not added]
     return body

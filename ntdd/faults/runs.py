@@ -32,7 +32,7 @@ from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
 from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
 from ntdd.runtime.containment import KernelDied
-from ntdd.runtime.notebook_runtime import SetupError
+from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.settings import INJECTION, Injection
 
 # Quiet, and the same in every run and every child of a forked run: no

@@ -22,7 +22,7 @@ import pytest
 
 from ntdd.format.locate import ModuleLayout
 from ntdd.notebook.cell_code import DEVICE, source_lines
-from ntdd.runtime.notebook_runtime import device_unavailable, device_value
+from ntdd.runtime.devices import device_unavailable, device_value
 from ntdd.runtime.rewrite import compile_always_rewritten
 from ntdd.runtime.steps import TOP_LEVEL_AWAIT
 

@@ -12,7 +12,7 @@ import contextlib
 from ntdd.format import names
 from ntdd.format.module import wrapped_body
 from ntdd.format.stale import content_hash
-from ntdd.notebook import cell_code, magics, markers
+from ntdd.notebook import cell_code, cell_names, magics, markers, wrapping
 from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.pipeline.end import end_test
 from ntdd.values import (
@@ -117,7 +117,7 @@ def _setup_cell(
         warnings.append(f"{where}: setup cell has a syntax error at line {e.lineno}: {e.msg}")
         return SetupCell(cell, cell_code.normalize_newlines(cell.source))
     warnings.extend(f"{where}: {note}" for note in magics.notes(python.magics, in_test=False))
-    bound = cell_code.bound_names(python.tree)
+    bound = cell_names.bound_names(python.tree)
     setup_names.update(bound)
     only = cell_code.magics_only(python.tree)
     return SetupCell(
@@ -140,7 +140,7 @@ def _test_cell(
     test = _planned_test_cell(cell, registry, seen, warnings, notebook, future)
     if test.kind is TestKind.FUNCTIONS:
         with contextlib.suppress(SyntaxError):
-            bound = cell_code.bound_names(ast.parse(test.code))
+            bound = cell_names.bound_names(ast.parse(test.code))
             seen.at_import.update(bound)
             seen.by_tests.update(bound)
     seen.by_tests.update(test.assigned)
@@ -169,20 +169,20 @@ def _planned_test_cell(
         is_async = cell_code.as_cell(python.tree)
     except SyntaxError as error:
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
-    if cell_code.test_functions(python.tree) or cell_code.has_test_classes(python.tree):
+    if wrapping.test_functions(python.tree) or wrapping.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, seen, warnings, where)
-    reason = cell_code.module_only(python.tree)
+    reason = wrapping.module_only(python.tree)
     if reason is None and future is not None and future.index < cell.index:
         reason = f"below the `from __future__` import of {future.label}"
-    assigned = () if reason else tuple(cell_code.bound_names(python.tree))
-    global_after = cell_code.docstring_end(python.tree)
+    assigned = () if reason else tuple(cell_names.bound_names(python.tree))
+    global_after = wrapping.docstring_end(python.tree)
     empty = not python.tree.body
     if not reason and (
         problem := _as_function(python.code, assigned, global_after, is_async, empty)
     ):
         return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
-    uses = frozenset({name}) if cell_code.uses_name(python.tree, cell_code.DEVICE) else frozenset()
+    uses = frozenset({name}) if cell_names.uses_name(python.tree, cell_code.DEVICE) else frozenset()
     return TestCell(
         cell,
         TestKind.CELL if reason else TestKind.STATEMENTS,
@@ -227,7 +227,7 @@ def _functions_cell(
     warnings: list[str],
     where: str,
 ) -> TestCell:
-    problem = cell_code.module_level_problem(python.tree)
+    problem = wrapping.module_level_problem(python.tree)
     if problem is None and (error := cell_code.compiles(python.code)) is not None:
         at = f"line {error.lineno}: " if error.lineno else ""
         problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
@@ -242,7 +242,7 @@ def _functions_cell(
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         and node.name.startswith("Test" if isinstance(node, ast.ClassDef) else "test")
     ]
-    problem = next((p for node in tests if (p := cell_code.generator_problem(node))), None)
+    problem = next((p for node in tests if (p := wrapping.generator_problem(node))), None)
     if problem:
         return _broken(cell, registry, marker.title, problem, warnings, where)
     own_marks = all(node.decorator_list for node in tests)
@@ -255,9 +255,9 @@ def _functions_cell(
         emitted.append(name)
         if name != node.name:
             renames.append((node.name, name))
-        if cell_code.uses_name(node, cell_code.DEVICE):
+        if cell_names.uses_name(node, cell_code.DEVICE):
             uses.add(name)
-        if cell_code.takes_argument(node, cell_code.DEVICE):
+        if wrapping.takes_argument(node, cell_code.DEVICE):
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
     return TestCell(
@@ -277,7 +277,7 @@ def _functions_cell(
 def _import_time_problem(tree: ast.Module, seen: _Seen) -> str | None:
     """Why a cell of `def test_*` cannot be imported: its top level reads a name no
     cell above binds at import (setup cells and bare test cells bind theirs later)."""
-    for name, line in cell_code.import_time_free_names(tree):
+    for name, line in cell_names.import_time_free_names(tree):
         if name in seen.at_import or name in MODULE_NAMES:
             continue
         if name in seen.setup:

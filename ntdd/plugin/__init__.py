@@ -189,8 +189,8 @@ class Dormant:
 
         awake = NtddSession(config, _settings(config))
         config.pluginmanager.register(awake, "ntdd-session")
-        awake.pytest_sessionstart(session)  # it missed the start
-        awake.pytest_collection_modifyitems(items)
+        awake.running.pytest_sessionstart(session)  # it missed the start
+        awake.collection.pytest_collection_modifyitems(items)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

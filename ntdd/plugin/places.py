@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError
+from ntdd.runtime.cursor import SetupError
+from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 # The plugin that annotates failures itself, by the name it registers its reporter under.
 ANNOTATING_PLUGIN = "annotate_errors"

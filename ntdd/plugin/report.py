@@ -21,7 +21,8 @@ import pytest
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
-from ntdd.runtime.notebook_runtime import NotebookRuntime, SetupError
+from ntdd.runtime.cursor import SetupError
+from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import settings_of
 
 MAX_OUTPUT = 20_000  # characters of one cell's stdout (or stderr) the page shows

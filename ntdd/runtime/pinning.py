@@ -16,7 +16,8 @@ import sys
 from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
-from ntdd.notebook.cell_code import DEVICE, bound_names, to_python
+from ntdd.notebook.cell_code import DEVICE, to_python
+from ntdd.notebook.cell_names import bound_names
 
 
 class PinnedNames(MutableMapping[str, Any]):

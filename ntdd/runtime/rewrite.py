@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ntdd.notebook.cell_code import catching_asserts, quiet_syntax_warnings
+from ntdd.notebook.cell_code import quiet_syntax_warnings
+from ntdd.notebook.wrapping import catching_asserts
 
 
 def compile_rewritten(

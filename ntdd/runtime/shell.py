@@ -2,55 +2,35 @@
 
 IPython's input transformer turns `%timeit -n 1 f()` into
 `get_ipython().run_line_magic('timeit', '-n 1 f()')`; the shell here answers
-those calls with IPython's own magic implementations (`ExecutionMagics`,
-`OSMagics`, `ScriptMagics`, shell aliases), run against the notebook's
-namespace; `%run` runs its script as IPython does, and what the script
-raises fails the cell. Magics that only shape a display or an editing
-session do nothing; installs (`%pip`, `!pip install`) are dropped with a
-visible `NtddWarning`. A magic ntdd cannot run fails the test whose code
-uses it, and is dropped with a warning from a setup cell. Display calls work
-as in a kernel, and their output is discarded, as a kernel's is for whoever
+those calls (`shell_magics` runs the magic, `scripts` the script `%run`
+runs) and what else notebook code and magics ask of a shell: events,
+display formats, shell escapes (`!cmd`; an install, `!pip install`, is
+dropped with a visible `NtddWarning`, as `%pip` is). Display calls work as
+in a kernel, and their output is discarded, as a kernel's is for whoever
 reads only stdout.
 """
 
 from __future__ import annotations
 
-import builtins
 import functools
-import inspect
-import keyword
 import subprocess
 import sys
 import types
 import uuid
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ntdd.notebook import magics
-from ntdd.notebook.magics import MagicCall
 from ntdd.runtime.scripts import RunsScripts
+from ntdd.runtime.shell_magics import RunsMagics
 
 # Values whose every display format is their repr, which can neither fail nor
 # act: not worth importing IPython's formatters for.
 _PLAIN = frozenset({int, float, complex, bool, str, bytes, range, type(None)})
-_NO_VAR_EXPAND = "_ipython_magic_no_var_expand"  # IPython's MAGIC_NO_VAR_EXPAND_ATTR
 
 
-class NtddWarning(UserWarning):
-    """Something in a notebook that ntdd could not do as a kernel would."""
-
-
-class UsageError(Exception):
-    """A magic IPython itself does not know: a kernel stops the cell there, and so does ntdd."""
-
-
-class CannotRunUnderTest(Exception):
-    """A magic in a test's code that ntdd cannot run: the code did not run, the test fails."""
-
-
-class NotebookShell(RunsScripts):
+class NotebookShell(RunsScripts, RunsMagics):
     """The `get_ipython()` of a notebook under test: magics run in its namespace."""
 
     def __init__(
@@ -122,171 +102,11 @@ class NotebookShell(RunsScripts):
         if value is not None and type(value) not in _PLAIN:
             self.display_like_a_kernel(value)
 
-    def register_magic_function(
-        self, func: Callable[..., Any], magic_kind: str = "line", magic_name: str | None = None
-    ) -> None:
-        """A notebook's own magic (`@register_line_magic`): it runs as it would in a kernel."""
-        name = magic_name or func.__name__
-        for kind in ("line", "cell") if magic_kind == "line_cell" else (magic_kind,):
-            self.user_magics[kind][name] = func
-
-    def register_magics(self, *objs: Any) -> None:
-        """A notebook's `@magics_class`, or an instance of one."""
-        for obj in objs:
-            instance = obj(shell=self) if isinstance(obj, type) else obj
-            for kind in ("line", "cell"):
-                self.user_magics[kind].update(instance.magics[kind])
-
-    def find_magic(self, name: str, magic_kind: str = "line") -> Callable[..., Any] | None:
-        """The magic *name* would run, for automagic and `register_line_magic`'s callers."""
-        found = self.user_magics[magic_kind].get(name) or self._magics[magic_kind].get(name)
-        if found is None and magic_kind == "line":
-            found = self._aliases.get(name)
-        return found
-
-    def automagic(self, line: str) -> str | None:
-        """A one-line cell that calls a magic without `%` (`cd data`), as IPython's
-        automagic reads it; None when the line is Python (or names no magic)."""
-        from IPython.core.splitinput import LineInfo
-
-        info = LineInfo(line)
-        if not info.ifun or info.the_rest[:1] in ("=", ",") or info.pre_char:
-            return None
-        head = info.ifun.split(".", 1)[0]
-        if head in self.user_ns or hasattr(builtins, head) or keyword.iskeyword(head):
-            return None  # IPython's `is_shadowed`: Python wins
-        if self.find_magic(info.ifun) is None and not magics.known_line_magic(info.ifun):
-            return None
-        name, _, rest = f"{info.ifun} {info.the_rest}".partition(" ")
-        return f"{info.pre_whitespace}get_ipython().run_line_magic({name!r}, {rest!r})"
-
     @functools.cached_property
     def compile(self) -> Any:
         from IPython.core.compilerop import CachingCompiler
 
         return CachingCompiler()
-
-    # -- magics ------------------------------------------------------------
-
-    def run_line_magic(self, magic_name: str, line: str, _stack_depth: int = 1) -> Any:
-        __tracebackhide__ = True
-        magic = self._find("line", magic_name, line)
-        if magic is None:
-            return None
-        kwargs = {}
-        if getattr(magic, "needs_local_scope", False):
-            kwargs["local_ns"] = self._local_scope(sys._getframe(_stack_depth))
-        return magic(self._line_for(magic, magic_name, line), **kwargs)
-
-    def run_cell_magic(self, magic_name: str, line: str, cell: str) -> Any:
-        __tracebackhide__ = True
-        magic = self._find("cell", magic_name, line)
-        if magic is None:
-            return None
-        kwargs = {}
-        if getattr(magic, "needs_local_scope", False):
-            kwargs["local_ns"] = self._local_scope(sys._getframe(1))
-        return magic(self._line_for(magic, magic_name, line), cell, **kwargs)
-
-    def _local_scope(self, caller: types.FrameType) -> Any:
-        """The scope a magic runs in, as IPython passes it: the caller's locals in a
-        function body, the notebook's namespace (None) at a cell's top level."""
-        code = caller.f_code
-        if not code.co_flags & inspect.CO_NEWLOCALS or self._cell_level(code):
-            return None
-        return caller.f_locals
-
-    def magic(self, arg_s: str) -> Any:
-        """The old spelling `get_ipython().magic("env A=1")`."""
-        __tracebackhide__ = True
-        name, _, line = arg_s.lstrip("%").partition(" ")
-        return self.run_line_magic(name, line, _stack_depth=2)
-
-    def _find(self, kind: str, name: str, line: str) -> Callable[..., Any] | None:
-        """The magic to run, or None for one that does not run (with a note where due)."""
-        __tracebackhide__ = True
-        own = self.user_magics[kind].get(name)
-        if own is not None:
-            return own
-        spelled = MagicCall(name, line, "%" if kind == "line" else "%%").spelled
-        if name.startswith("%"):
-            raise UsageError(
-                f"{self._where()}: Line magic function `%{name}` not found "
-                "(a cell magic runs only on the first line of its cell)"
-            )
-        if magics.does_nothing(name):
-            return None
-        if magics.is_install(name, line):
-            self._drop(spelled, magics.INSTALLS)
-            return None
-        reason = magics.cannot_run(name, line)
-        found = self._magics[kind].get(magics.name_of(name)) if reason is None else None
-        if found is None and reason is None and kind == "line":
-            found = self._aliases.get(name)
-        if found is None:
-            self._cannot_run(spelled, reason or magics.UNKNOWN)
-        return found
-
-    def _line_for(self, magic: Callable[..., Any], name: str, line: str) -> str:
-        """The line as IPython passes it: `$name` expanded unless the magic says not,
-        with the options a magic always gets under test (`%prun -q`)."""
-        if not getattr(magic, _NO_VAR_EXPAND, False):
-            line = self.var_expand(line)
-        extra = magics.UNDER_TEST.get(name)
-        return f"{extra} {line}" if extra else line
-
-    def _cannot_run(self, spelled: str, reason: str) -> None:
-        """A test's code that cannot run fails the test; in a setup cell it is dropped."""
-        __tracebackhide__ = True
-        if self._in_setup():
-            self._drop(spelled, reason, stacklevel=5)
-            return
-        raise CannotRunUnderTest(f"{self._where()}: {spelled!r} cannot run under test: {reason}")
-
-    def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
-        """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
-        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel)
-
-    @functools.cached_property
-    def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
-        """IPython's own magics, by kind and name, bound to this shell."""
-        from IPython.core.magics.execution import ExecutionMagics
-        from IPython.core.magics.osm import OSMagics
-        from IPython.core.magics.script import ScriptMagics
-
-        found: dict[str, dict[str, Callable[..., Any]]] = {"line": {}, "cell": {}}
-        for magics_class in (ExecutionMagics, OSMagics, ScriptMagics):
-            instance = magics_class(shell=self)
-            for kind in ("line", "cell"):
-                for name, function in instance.magics[kind].items():
-                    found[kind].setdefault(name, function)
-        return found
-
-    @functools.cached_property
-    def _aliases(self) -> dict[str, Callable[..., Any]]:
-        """IPython's shell aliases (`%ls`, `%mkdir`), which run through `system`."""
-        from IPython.core.alias import Alias
-
-        return {name: Alias(self, name, cmd) for name, cmd in magics.shell_aliases().items()}
-
-    @property
-    def magics_manager(self) -> Any:
-        """Where IPython's `Alias` looks for a magic of the same name, and where
-        notebooks register their own (`get_ipython().magics_manager.register`)."""
-        return types.SimpleNamespace(
-            magics=self._magics,
-            register=self.register_magics,
-            register_function=self.register_magic_function,
-        )
-
-    def var_expand(self, cmd: str, depth: int = 0) -> str:
-        """`$name` and `{expr}` in a magic's line, from the notebook's names (as IPython)."""
-        from IPython.utils.text import DollarFormatter
-
-        try:
-            return str(DollarFormatter().vformat(cmd, args=[], kwargs=self.user_ns))
-        except Exception:  # IPython leaves what it cannot format as it was
-            return cmd
 
     # -- what magics call back ---------------------------------------------
 
@@ -354,17 +174,6 @@ class NotebookShell(RunsScripts):
 
     def __repr__(self) -> str:
         return f"<ntdd NotebookShell for {self._where()}>"
-
-
-def note(message: str, stacklevel: int) -> None:
-    """Warn with an `NtddWarning`, which is ntdd's note and never the cell's error:
-    where a filter (`filterwarnings = error`) would raise it, it is shown instead."""
-    try:
-        warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
-    except NtddWarning:
-        with warnings.catch_warnings():
-            warnings.simplefilter("always", NtddWarning)
-            warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
 
 
 def _unwrapped(formatter: Any, obj: Any) -> Any:

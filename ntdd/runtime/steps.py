@@ -28,13 +28,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
-from ntdd.notebook.cell_code import (
-    DEVICE,
-    bound_names,
-    quiet_syntax_warnings,
-    source_lines,
-    to_python,
-)
+from ntdd.notebook.cell_code import DEVICE, quiet_syntax_warnings, source_lines, to_python
+from ntdd.notebook.cell_names import bound_names
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.timeout import NtddTimeout

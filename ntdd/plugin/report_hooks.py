@@ -1,0 +1,227 @@
+"""What a notebook test's report says: its cell, its notebook's line, its description.
+
+A report names the cell a test came from (JUnit properties, the `-v`
+line's description, a note on the error), points a failure at the line of
+the notebook's file (and annotates it on GitHub Actions), reports a setup
+cell's failure as an error even under `@xfail`, and lets the frames of a
+failure go once its report is written.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import types
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from ntdd.format.locate import CellLocation
+from ntdd.plugin import beside_nbval, places
+from ntdd.plugin.items import notebook_module, runtime_of
+from ntdd.plugin.places import failing_line
+from ntdd.runtime.cursor import SetupError
+from ntdd.runtime.notebook_runtime import NotebookRuntime
+
+_cell_key = pytest.StashKey["CellLocation | None"]()
+
+
+class ReportHooks:
+    """Points a notebook test's report at its cell and at its notebook's line."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self._annotated: set[object] = set()  # GitHub annotations written, once each
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        runtime = runtime_of(item)
+        where = _test_cell(item)
+        if where is not None and call.when == "setup":
+            item.user_properties.extend(
+                [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
+            )
+        if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
+        if where is not None and call.excinfo is not None and call.when == "call":
+            _add_note(call.excinfo.value, item)
+        failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
+        if failure is not None and _expected_failure(item, failure.value):
+            _keep_notebook_frames(failure, runtime)
+        report = yield
+        beside_nbval.at_the_cell(item, report)
+        if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+            _not_expected(report)
+        if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
+            report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+        if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
+            line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
+            places.point_at_notebook(report, runtime, line)
+            report.ntdd_notebook = True  # type: ignore[attr-defined]  # for the annotation
+        if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
+            runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """On GitHub Actions, a notebook test's failure is annotated at the notebook's line."""
+        if not (getattr(report, "ntdd_notebook", False) and places.annotates(self.config)):
+            return
+        key = (report.location[:2], str(getattr(report.longrepr, "reprcrash", "")))
+        if key not in self._annotated:  # a setup cell's failure errors every test below it
+            self._annotated.add(key)
+            places.annotate(report, self.config)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(
+        self, report: pytest.TestReport, config: pytest.Config
+    ) -> Generator[None, Any, Any]:
+        result = yield
+        # Only the live `-v` line shows the description: the first ask for a
+        # report's status comes from it, the later ones from the summaries.
+        description = getattr(report, "ntdd_description", "")
+        if description:
+            report.ntdd_description = ""  # type: ignore[attr-defined]
+        if not (description and config.get_verbosity() > 0 and isinstance(result, tuple)):
+            return result
+        category, letter, word = result
+        if not word or (report.when != "call" and report.passed):
+            return result
+        if isinstance(word, tuple):
+            return category, letter, (f"{word[0]} - {description}", word[1])
+        return category, letter, f"{word} - {description}"
+
+
+def _test_cell(item: pytest.Item) -> CellLocation | None:
+    """The cell a test came from, found once per test."""
+    if _cell_key in item.stash:
+        return item.stash[_cell_key]
+    module = notebook_module(item)
+    function = getattr(item, "function", None)
+    code = getattr(inspect.unwrap(function), "__code__", None) if function else None
+    where = None
+    if module is not None and code is not None:
+        runtime = module.__ntdd__
+        where = runtime.layout.locate(code.co_firstlineno, runtime.display_path)
+    item.stash[_cell_key] = where
+    return where
+
+
+def _add_note(error: BaseException, item: pytest.Item) -> None:
+    module = notebook_module(item)
+    where = _failure_location(module, error.__traceback__) if module is not None else None
+    if where is None:
+        return
+    note = f"in notebook {where.describe()}"
+    notes = getattr(error, "__notes__", None)
+    if notes is None:
+        try:
+            error.__notes__ = notes = []  # type: ignore[attr-defined]
+        except AttributeError:
+            return
+    if note not in notes:
+        notes.append(note)
+
+
+def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocation | None:
+    """The deepest frame of *tb* that runs a line of one of *module*'s test cells."""
+    runtime = module.__ntdd__
+    found: CellLocation | None = None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == runtime.filename:
+            found = runtime.layout.locate(tb.tb_lineno, runtime.display_path) or found
+        elif filename in runtime.cell_files:  # a test cell run as notebook code
+            index, cell_id = runtime.cell_files[filename]
+            text = linecache.getline(filename, tb.tb_lineno).strip()
+            found = CellLocation(runtime.display_path, index, cell_id, tb.tb_lineno, "", text)
+        tb = tb.tb_next
+    return found
+
+
+def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
+    """A setup cell above the test raised: the notebook's failure, not the test's."""
+    return (
+        call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(SetupError)
+    )
+
+
+def _name_the_cell(
+    item: pytest.Item, runtime: NotebookRuntime, call: pytest.CallInfo[None]
+) -> None:
+    """Report properties naming the setup cell that raised, for a test in no cell."""
+    assert call.excinfo is not None
+    error = call.excinfo.value
+    assert isinstance(error, SetupError)
+    item.user_properties.extend(
+        [
+            ("notebook", runtime.display_path),
+            ("cell", error.index),
+            ("cell_id", error.cell_id or ""),
+        ]
+    )
+
+
+def _not_expected(report: pytest.TestReport) -> None:
+    """An error, whatever the test's `@xfail` says: the reason names another failure.
+
+    pytest counts any error of an xfail test's setup as the expected failure;
+    the failure here is a setup cell's, which the reason does not speak of.
+    """
+    if hasattr(report, "wasxfail"):
+        del report.wasxfail
+        report.outcome = "failed"
+
+
+def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
+    """Whether pytest will report *error* as an xfail: the test's first xfail mark
+    has no condition, and its `raises`, if any, is a class the error is an instance of.
+
+    Marks with conditions, and `raises` given as a matcher, are left to pytest
+    (this answers no), as is everything under `--runxfail`.
+    """
+    if item.config.getoption("runxfail", False) or isinstance(error, SetupError):
+        return False
+    mark = item.get_closest_marker("xfail")
+    if mark is None or mark.args or "condition" in mark.kwargs:
+        return False
+    raises = mark.kwargs.get("raises")
+    if raises is None:
+        return True
+    classes = raises if isinstance(raises, tuple) else (raises,)
+    return all(isinstance(c, type) for c in classes) and isinstance(error, classes)
+
+
+def _keep_notebook_frames(
+    excinfo: pytest.ExceptionInfo[BaseException], runtime: NotebookRuntime
+) -> None:
+    """An expected failure's report keeps the notebook's frames only.
+
+    pytest writes every failure's report, an xfail's too, though it never
+    prints an xfail's; formatting a frame reads and parses its whole source
+    file, and for a frame in torch that is a 7,000-line module (a quarter of
+    a second for one xfail). The notebook's frames still say where it failed;
+    `hold_failure` still gets the original traceback, whose frames it frees.
+    """
+    kept = []
+    tb: types.TracebackType | None = excinfo.tb
+    while tb is not None:
+        if runtime.runs_code_of(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    # A chain of its own: pytest cuts a traceback at the test's frame and
+    # follows `tb_next` from there, which in the original leads into torch.
+    chain: types.TracebackType | None = None
+    for entry in reversed(kept):
+        chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    if chain is not None:
+        excinfo.traceback = type(excinfo.traceback)(chain)
+
+
+def _description(item: pytest.Item, where: CellLocation | None) -> str:
+    doc = getattr(getattr(item, "function", None), "__doc__", None)
+    if isinstance(doc, str) and doc.strip():
+        return doc.strip().splitlines()[0]
+    return where.title if where is not None else ""
