@@ -88,6 +88,7 @@ class NotebookCursor(DeviceRuns):
         last = bisect.bisect_right(self._positions, position)
         for step in self._steps[first:last]:
             run.cursor, run.ran = step.position, set()
+            passing_by = run.cursor < position  # a cell on the way, not the test's own
             if isinstance(step, ParametersStep):
                 step.assign(self.namespace)
                 continue
@@ -99,8 +100,8 @@ class NotebookCursor(DeviceRuns):
                 finally:  # a cell that raised made objects too: the report names them
                     self._injected_after_cell(run, item.config)
             else:
-                self._run_test_cell(run, step, quietly=step.position < position)
-            if step.position < position:
+                self._run_test_cell(run, step, quietly=passing_by)
+            if passing_by:
                 self._trigger("post_run_cell")
         run.ran.add(item.name)
 
