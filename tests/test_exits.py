@@ -185,6 +185,27 @@ def test_a_thread_left_running_is_reported_and_not_waited_for(
     assert result.ret == pytest.ExitCode.OK
 
 
+def test_a_thread_left_running_is_reported_at_its_line_in_the_notebook(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The warning's place is the notebook's line where the thread waits, not ntdd's."""
+    notebook(
+        [
+            "import threading\nstop = threading.Event()",
+            "def poll():\n    stop.wait()\n",
+            "poller = threading.Thread(target=poll, name='poller')\npoller.start()",
+            "# TEST: started\nassert poller.is_alive()",
+        ],
+        name="a_threads.ipynb",
+    )
+    with no_hang(pytester):
+        result = run(pytester, "--ntdd", "a_threads.ipynb")
+    result.assert_outcomes(passed=1, warnings=1)
+    source = (pytester.path / "a_threads.ipynb").read_text(encoding="utf-8").splitlines()
+    line = next(n for n, text in enumerate(source, 1) if "stop.wait()" in text)
+    result.stdout.fnmatch_lines([f"*a_threads.ipynb:{line}: NtddWarning: *thread 'poller'*"])
+
+
 def test_a_thread_that_ended_is_no_warning(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook([THREAD, "# TEST: stops it\nstop.set()\npoller.join()"])
     run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)

@@ -18,7 +18,6 @@ import functools
 import sys
 import threading
 import types
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +43,7 @@ from ntdd.runtime.isolation import (
     reseeds_per_test,
     set_filters,
 )
-from ntdd.runtime.notes import NtddWarning
+from ntdd.runtime.notes import note_at
 from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.shell import ShellFactory, display
 
@@ -194,15 +193,25 @@ class DeviceRuns(CellPlaces):
         if self._outside is None:
             return  # no cell ran (every test skipped before its setup): no thread is the cells'
         for thread in containment.stray_threads(self._threads):
-            warnings.warn(
-                NtddWarning(
-                    f"{self.display_path}: thread {thread.name!r} (started by its cells) is still "
-                    "running after the notebook's last test; a kernel would be shut down here, "
-                    "so the run does not wait for it at exit"
-                ),
-                stacklevel=1,
+            note_at(
+                f"{self.display_path}: thread {thread.name!r} (started by its cells) is still "
+                "running after the notebook's last test; a kernel would be shut down here, "
+                "so the run does not wait for it at exit",
+                self.display_path,
+                self._line_running_in(thread),
             )
             containment.abandon(thread)
+
+    def _line_running_in(self, thread: threading.Thread) -> int:
+        """The notebook's line where *thread* is now, its innermost frame of the notebook's
+        code; 1 (the notebook) when it runs none (`Thread(target=event.wait)`)."""
+        frame = sys._current_frames().get(thread.ident or 0)
+        while frame is not None:
+            line = self.line_in_file(frame.f_code.co_filename, frame.f_lineno)
+            if line is not None:
+                return line
+            frame = frame.f_back
+        return 1
 
     def _activate(self, device: str, config: pytest.Config) -> DeviceRun:
         """Make *device*'s run the live one: its names in the module, its process state."""

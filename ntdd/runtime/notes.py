@@ -7,6 +7,7 @@ not raised, so that a dropped `%pip` cannot fail the run it was dropped from.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 
 
 class NtddWarning(UserWarning):
@@ -16,9 +17,18 @@ class NtddWarning(UserWarning):
 def note(message: str, stacklevel: int) -> None:
     """Warn with an `NtddWarning`, which is ntdd's note and never the cell's error:
     where a filter (`filterwarnings = error`) would raise it, it is shown instead."""
+    _never_raised(lambda: warnings.warn(message, NtddWarning, stacklevel=stacklevel + 2))
+
+
+def note_at(message: str, filename: str, lineno: int) -> None:
+    """`note`, at a place of the notebook's own (`nb.ipynb`, a line of its file)."""
+    _never_raised(lambda: warnings.warn_explicit(message, NtddWarning, filename, lineno))
+
+
+def _never_raised(warn: Callable[[], None]) -> None:
     try:
-        warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
+        warn()
     except NtddWarning:
         with warnings.catch_warnings():
             warnings.simplefilter("always", NtddWarning)
-            warnings.warn(message, NtddWarning, stacklevel=stacklevel + 1)
+            warn()
