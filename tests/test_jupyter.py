@@ -251,7 +251,12 @@ def test_the_summary_line_names_each_test_and_reason() -> None:
 
 PLUGIN_SETUPS = {
     "PYTEST_PLUGINS names it": {},  # this suite's, which kernels inherit
-    "autoloaded": {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": None, "PYTEST_PLUGINS": None},
+    # pytest-asyncio, where installed, warns at start-up that a setting is unset
+    "autoloaded": {
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": None,
+        "PYTEST_PLUGINS": None,
+        "PYTEST_ADDOPTS": "-p no:asyncio",
+    },
     "not autoloaded, named by nothing": {"PYTEST_PLUGINS": None},
     "not autoloaded, named by -p": {"PYTEST_PLUGINS": None, "PYTEST_ADDOPTS": "-p ntdd"},
 }
