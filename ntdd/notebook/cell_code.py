@@ -382,6 +382,19 @@ def import_time_free_names(tree: ast.Module) -> list[tuple[str, int]]:
     return free
 
 
+def asserts_at_import(tree: ast.Module) -> bool:
+    """Whether an `assert` of *tree* runs as the module is imported: outside every function."""
+    statements: list[ast.AST] = list(tree.body)
+    while statements:  # asserts are statements: only blocks of statements can hold one
+        node = statements.pop()
+        if isinstance(node, ast.Assert):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                statements.extend(getattr(node, block, ()))
+    return False
+
+
 def _module_level_nodes(
     node: ast.AST, class_bodies: bool = True, comprehensions: bool = False
 ) -> Iterator[ast.AST]:
