@@ -130,9 +130,12 @@ def test_without_pytests_unraisable_plugin_ntdd_adds_no_collection(
     result.stderr.fnmatch_lines(["full collections at exit: 0"])
 
 
-# Notes the collector's frozen objects while a test runs and once the tests are done.
+# Notes the collector's frozen objects while collecting, while a test runs, and once done.
 FREEZE_NOTED = """
 import gc
+
+def pytest_itemcollected(item):
+    print(f"frozen while collecting: {gc.get_freeze_count() > 0}")
 
 def pytest_runtest_call(item):
     print(f"frozen during the test: {gc.get_freeze_count() > 0}")
@@ -145,7 +148,7 @@ def pytest_sessionfinish():
 def test_what_collection_made_is_left_out_of_the_collectors_passes_while_tests_run(
     pytester: pytest.Pytester,
 ) -> None:
-    """pytest's items live to the end of the run: the automatic passes no longer walk them."""
+    """pytest's modules and items live to the end of the run: the automatic passes skip them."""
     pytester.makeconftest(FREEZE_NOTED)
     write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST: runs\nassert x == 1"])
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "--ntdd", "nb.ipynb")
@@ -160,7 +163,9 @@ def test_without_ntdd_the_collector_is_left_as_it_is(pytester: pytest.Pytester) 
     pytester.makepyfile(test_plain="def test_runs():\n    pass\n")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "test_plain.py")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*frozen during the test: False*"])
+    result.stdout.fnmatch_lines(
+        ["*frozen while collecting: False*", "*frozen during the test: False*"]
+    )
 
 
 CYCLE = (

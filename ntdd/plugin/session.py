@@ -152,6 +152,23 @@ class NtddSession:
             self.unreadable += 1
 
     @pytest.hookimpl(wrapper=True)
+    def pytest_collection(self) -> Generator[None, object, object]:
+        """What start-up made is left out of the collector's passes while notebooks are collected.
+
+        Collection makes pytest's items and the notebooks' modules, and runs no
+        cell; the collector's automatic passes, more of them the more tests,
+        each walked every module pytest and its plugins had imported.
+        """
+        if not self.settings.enabled:
+            return (yield)
+        gc.freeze()
+        try:
+            return (yield)
+        except BaseException:
+            gc.unfreeze()  # no run follows to undo it
+            raise
+
+    @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, object, object]:
         """A notebook that cannot be read is a collection error, but the others still run.
 
