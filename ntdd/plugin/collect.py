@@ -1,9 +1,10 @@
 """`pytest --ntdd`: a notebook collected as the module `ntdd export` would write.
 
 The module is rendered by the same code as the export, compiled with
-pytest's assertion rewriting, and imported from memory; the compiled module
-is cached (`module_cache`). pytest's own `Module` collector does the rest:
-functions, fixtures, parametrization.
+pytest's assertion rewriting (left out by `--collect-only`, which runs no
+test), and imported from memory; the compiled module is cached
+(`module_cache`). pytest's own `Module` collector does the rest: functions,
+fixtures, parametrization.
 """
 
 from __future__ import annotations

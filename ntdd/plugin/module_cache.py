@@ -7,7 +7,9 @@ compiled module: the notebook's bytes, its test parameters, the name it is
 compiled under, ntdd (its format, templates, version and code), pytest's
 version, assertion mode and assertion pass hook, and the Python that
 compiled it. An entry that
-does not load, or does not say the key it was stored under, is not used.
+does not load, or does not say the key it was stored under, is not used. An
+entry `--collect-only` stored says that its asserts are not rewritten; the
+first run that runs its tests rewrites them and stores it again.
 The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off,
 and so does a folder that cannot be written (a read-only checkout).
 """
