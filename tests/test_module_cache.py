@@ -115,6 +115,22 @@ def test_an_assert_run_at_import_is_rewritten_under_collect_only(
     result.stdout.fnmatch_lines(["*Right contains one more item: 3*"])
 
 
+@pytest.mark.parametrize(
+    "top_level",
+    ["check()", "@checked\ndef test_y():\n    pass", "values = [check() for _ in 'x']"],
+    ids=["a-call", "a-decorator", "a-comprehension"],
+)
+def test_a_helper_the_module_runs_at_import_asserts_with_pytests_message(
+    notebook: Any, pytester: pytest.Pytester, top_level: str
+) -> None:
+    """The top level of a `def test_*` cell may call the cell's own asserting code at import."""
+    helpers = "def check():\n    x = [1, 2]\n    assert x == [1, 2, 3]\n\n"
+    helpers += "def checked(f):\n    check()\n    return f\n\n"
+    notebook([f"# TEST\n{helpers}{top_level}\n\ndef test_x():\n    pass"])
+    result = cached_run(pytester, "--co", "nb.ipynb")
+    result.stdout.fnmatch_lines(["*Right contains one more item: 3*"])
+
+
 def test_assert_plain_after_collect_only_stays_plain(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -25,7 +25,15 @@ import pytest
 
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.paths import module_path
-from ntdd.notebook.cell_code import asserts_at_import, quiet_syntax_warnings, source_lines
+from ntdd.model import Plan, TestKind
+from ntdd.notebook.cell_code import (
+    asserts_at_import,
+    bound_names,
+    import_time_reads,
+    quiet_syntax_warnings,
+    source_lines,
+    to_python,
+)
 from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
@@ -96,7 +104,7 @@ class NotebookModule(pytest.Module):
         notebook = notebook_of_bytes(data, path)
         plan, source = build_module(notebook, parameters, in_memory=True)
         assert source is not None
-        code, structure_only = _compile(source, self._filename, self.config)
+        code, structure_only = _compile(source, self._filename, self.config, plan)
         lines = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
         return Entry(source, code, plan.warnings, lines, structure_only)
 
@@ -206,23 +214,47 @@ def import_compiled(
     return module
 
 
-def _compile(source: str, filename: str, config: pytest.Config) -> tuple[types.CodeType, bool]:
+def _compile(
+    source: str, filename: str, config: pytest.Config, plan: Plan
+) -> tuple[types.CodeType, bool]:
     """A module's code, and whether it was compiled for its structure only.
 
     A `--collect-only` run runs no test, so it leaves out pytest's assertion
     rewriting, the largest part of collecting a changed notebook, unless an
-    assert runs as the module is imported; a run that runs the tests rewrites
-    them before it imports the module (`_usable`), so every test fails with
-    the message it always had.
+    assert may run as the module is imported (`_runs_own_code_at_import`); a run
+    that runs the tests rewrites them before it imports the module
+    (`_usable`), so every assert fails with the message it always had.
     """
     rewrites = config.getoption("assertmode", "rewrite") != "plain"
-    if rewrites and _structure_only(config):
+    if rewrites and _structure_only(config) and not _runs_own_code_at_import(plan):
         with quiet_syntax_warnings():
             tree = ast.parse(source, filename)
         if not asserts_at_import(tree):
             with quiet_syntax_warnings():
                 return compile(tree, filename, "exec", dont_inherit=True), True
     return compile_rewritten(source, filename, config), False
+
+
+# Builtins that run code named by a string: what they run cannot be seen.
+_RUN_BY_NAME = frozenset({"eval", "exec", "globals", "locals", "vars", "__import__", "compile"})
+
+
+def _runs_own_code_at_import(plan: Plan) -> bool:
+    """Whether the top level of a `def test_*` cell may call code the module defines.
+
+    Only such cells put code at the module's top level. Code they run there
+    that the module defines (a helper, a decorator, a base class, any name a
+    test cell binds) may assert as the module is imported, at collection.
+    """
+    cells = [t for t in plan.tests if t.kind is TestKind.FUNCTIONS]
+    if not cells:
+        return False
+    trees = [to_python(t.code).tree for t in cells]
+    own = {name for t in plan.tests for name in t.names} | _RUN_BY_NAME
+    own |= {name for tree in trees for name in bound_names(tree)}
+    if plan.end is not None:
+        own.add(plan.end.name)
+    return any(import_time_reads(tree) & own for tree in trees)
 
 
 def _structure_only(config: pytest.Config) -> bool:
