@@ -79,3 +79,63 @@ def test_the_key_covers_every_module_of_ntdd() -> None:
     salt = module_cache._salt("rewrite", False)
     for name in ("runtime/notebook_runtime.py", "pipeline/plan.py", "format/module/header.py"):
         assert f"{name}:" in salt
+
+
+def test_a_run_after_collect_only_fails_with_pytests_message(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """`--co` compiles a changed notebook without rewriting its asserts; a run rewrites them."""
+    notebook(["x = [1, 2]", "# TEST: x is one two three\nassert x == [1, 2, 3]"])
+    cached_run(pytester, "--co", "nb.ipynb").stdout.fnmatch_lines(["*1 test collected*"])
+    result = cached_run(pytester, "nb.ipynb")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Right contains one more item: 3*"])  # pytest's explanation
+    again = cached_run(pytester, "nb.ipynb")  # the entry the run stored is rewritten too
+    again.stdout.fnmatch_lines(["*Right contains one more item: 3*"])
+
+
+def test_collect_only_compiles_once_for_a_run(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
+) -> None:
+    """The module `--co` rendered is kept: a run rewrites its asserts, it does not plan again."""
+    notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
+    cached_run(pytester, "--co", "nb.ipynb")
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    cached_run(pytester, "--co", "nb.ipynb")
+    assert compiles == ["nb.ipynb"]
+
+
+def test_an_assert_run_at_import_is_rewritten_under_collect_only(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """A test cell's top-level code runs at collection: its assert keeps pytest's message."""
+    cell = "# TEST\nx = [1, 2]\nassert x == [1, 2, 3]\ndef test_x():\n    pass"
+    notebook([cell])
+    result = cached_run(pytester, "--co", "nb.ipynb")
+    result.stdout.fnmatch_lines(["*Right contains one more item: 3*"])
+
+
+@pytest.mark.parametrize(
+    "top_level",
+    ["check()", "@checked\ndef test_y():\n    pass", "values = [check() for _ in 'x']"],
+    ids=["a-call", "a-decorator", "a-comprehension"],
+)
+def test_a_helper_the_module_runs_at_import_asserts_with_pytests_message(
+    notebook: Any, pytester: pytest.Pytester, top_level: str
+) -> None:
+    """The top level of a `def test_*` cell may call the cell's own asserting code at import."""
+    helpers = "def check():\n    x = [1, 2]\n    assert x == [1, 2, 3]\n\n"
+    helpers += "def checked(f):\n    check()\n    return f\n\n"
+    notebook([f"# TEST\n{helpers}{top_level}\n\ndef test_x():\n    pass"])
+    result = cached_run(pytester, "--co", "nb.ipynb")
+    result.stdout.fnmatch_lines(["*Right contains one more item: 3*"])
+
+
+def test_assert_plain_after_collect_only_stays_plain(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(["x = [1, 2]", "# TEST: x is one two three\nassert x == [1, 2, 3]"])
+    cached_run(pytester, "--co", "--assert=plain", "nb.ipynb")
+    result = cached_run(pytester, "--assert=plain", "nb.ipynb")
+    result.assert_outcomes(failed=1)
+    assert "Right contains" not in result.stdout.str()

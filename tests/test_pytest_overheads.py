@@ -2,7 +2,8 @@
 
 An xfailed test's report is written but never printed, so it keeps only the
 notebook's frames, not a library's (formatting a frame parses its whole file);
-and pytest's two garbage collections at exit become one.
+pytest's two garbage collections at exit become one; and what collection made
+is left out of the collector's automatic passes while the tests run.
 """
 
 from __future__ import annotations
@@ -127,3 +128,60 @@ def test_without_pytests_unraisable_plugin_ntdd_adds_no_collection(
     )
     result.assert_outcomes(passed=1)
     result.stderr.fnmatch_lines(["full collections at exit: 0"])
+
+
+# Notes the collector's frozen objects while collecting, while a test runs, and once done.
+FREEZE_NOTED = """
+import gc
+
+def pytest_itemcollected(item):
+    print(f"frozen while collecting: {gc.get_freeze_count() > 0}")
+
+def pytest_runtest_call(item):
+    print(f"frozen during the test: {gc.get_freeze_count() > 0}")
+
+def pytest_sessionfinish():
+    print(f"frozen after the tests: {gc.get_freeze_count() > 0}")
+"""
+
+
+def test_what_collection_made_is_left_out_of_the_collectors_passes_while_tests_run(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest's modules and items live to the end of the run: the automatic passes skip them."""
+    pytester.makeconftest(FREEZE_NOTED)
+    write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST: runs\nassert x == 1"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*frozen during the test: True*", "*frozen after the tests: False*"]
+    )
+
+
+def test_without_ntdd_the_collector_is_left_as_it_is(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(FREEZE_NOTED)
+    pytester.makepyfile(test_plain="def test_runs():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", "test_plain.py")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*frozen while collecting: False*", "*frozen during the test: False*"]
+    )
+
+
+CYCLE = (
+    "import weakref\n\n"
+    "class Node:\n"
+    "    pass\n\n"
+    "node = Node()\nnode.me = node  # a cycle: only the collector frees it\n"
+    "gone = weakref.ref(node)\ndel node\n"
+    "made = [[] for _ in range(100_000)]  # enough new objects for the collector's own passes"
+)
+
+
+def test_a_notebooks_garbage_is_still_collected_by_the_automatic_passes(
+    pytester: pytest.Pytester,
+) -> None:
+    """The cells' objects are made after collection: the collector frees them as in a kernel."""
+    write_notebook(pytester.path / "nb.ipynb", [CYCLE, "# TEST: freed\nassert gone() is None"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1)

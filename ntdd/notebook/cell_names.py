@@ -74,6 +74,39 @@ def import_time_free_names(tree: ast.Module) -> list[tuple[str, int]]:
     return free
 
 
+def asserts_at_import(tree: ast.Module) -> bool:
+    """Whether an `assert` of *tree* runs as the module is imported: outside every function."""
+    statements: list[ast.AST] = list(tree.body)
+    while statements:  # asserts are statements: only blocks of statements can hold one
+        node = statements.pop()
+        if isinstance(node, ast.Assert):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for block in ("body", "orelse", "finalbody", "handlers", "cases"):
+                statements.extend(getattr(node, block, ()))
+    return False
+
+
+def import_time_reads(tree: ast.Module) -> set[str]:
+    """Every name the code of *tree* may read as it is imported: all but `def` bodies.
+
+    Wider than what runs at module level (`module_level_nodes`): a
+    comprehension or a lambda may run at once, so their insides count too.
+    """
+    read: set[str] = set()
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            pending += [*node.decorator_list, node.args]
+            pending += [node.returns] if node.returns is not None else []
+        else:
+            pending.extend(ast.iter_child_nodes(node))
+    return read
+
+
 def module_level_nodes(
     node: ast.AST, class_bodies: bool = True, comprehensions: bool = False
 ) -> Iterator[ast.AST]:

@@ -1,13 +1,16 @@
 """`pytest --ntdd`: a notebook collected as the module `ntdd export` would write.
 
 The module is rendered by the same code as the export, compiled with
-pytest's assertion rewriting, and imported from memory; the compiled module
-is cached (`module_cache`). pytest's own `Module` collector does the rest:
-functions, fixtures, parametrization.
+pytest's assertion rewriting (left out by `--collect-only`, which runs no
+test), and imported from memory; the compiled module is cached
+(`module_cache`). pytest's own `Module` collector does the rest: functions,
+fixtures, parametrization.
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -22,7 +25,8 @@ import pytest
 
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.paths import module_path
-from ntdd.notebook.cell_code import source_lines
+from ntdd.notebook.cell_code import quiet_syntax_warnings, source_lines, to_python
+from ntdd.notebook.cell_names import asserts_at_import, bound_names, import_time_reads
 from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
@@ -30,6 +34,7 @@ from ntdd.pipeline import build_module
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
+from ntdd.values import Plan, TestKind
 
 # A notebook's module, or why there is none, and the file it was read from.
 Loaded = tuple[Entry | None, NtddError | None, Path | None]
@@ -65,11 +70,10 @@ class NotebookModule(pytest.Module):
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             cache = ModuleCache.of(self.config)
             key = self._key(cache, data, path) if cache is not None else ""
-            self._entry = cache.load(key) if cache is not None else None
-            if self._entry is None:
-                self._entry = self._collect(path, data)
-                if cache is not None:
-                    cache.store(key, self._entry)
+            stored = cache.load(key) if cache is not None else None
+            self._entry = self._usable(stored, path, data)
+            if cache is not None and self._entry is not stored:
+                cache.store(key, self._entry)
         except NtddError as e:
             self.read_error = e
         except SyntaxError as e:  # a bug of ntdd's: say so, in the notebook's place
@@ -79,15 +83,24 @@ class NotebookModule(pytest.Module):
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
         return cache.key(data, self._filename, str(self._resolved), str(inputs), repr(parameters))
 
+    def _usable(self, stored: Entry | None, path: Path, data: bytes) -> Entry:
+        """The cached entry where this run can import it as it is, else one compiled now."""
+        if stored is None:
+            return self._collect(path, data)
+        if stored.structure_only and not _structure_only(self.config):
+            code = compile_rewritten(stored.source, self._filename, self.config)
+            return dataclasses.replace(stored, code=code, structure_only=False)
+        return stored
+
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
         notebook = notebook_of_bytes(data, path)
         plan, source = build_module(notebook, parameters, in_memory=True)
         assert source is not None
-        code = compile_rewritten(source, self._filename, self.config)
+        code, structure_only = _compile(source, self._filename, self.config, plan)
         lines = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
-        return Entry(source, code, plan.warnings, lines)
+        return Entry(source, code, plan.warnings, lines, structure_only)
 
     @property
     def file(self) -> Path:
@@ -193,6 +206,54 @@ def import_compiled(
         del sys.modules[name]
         raise
     return module
+
+
+def _compile(
+    source: str, filename: str, config: pytest.Config, plan: Plan
+) -> tuple[types.CodeType, bool]:
+    """A module's code, and whether it was compiled for its structure only.
+
+    A `--collect-only` run runs no test, so it leaves out pytest's assertion
+    rewriting, the largest part of collecting a changed notebook, unless an
+    assert may run as the module is imported (`_runs_own_code_at_import`); a run
+    that runs the tests rewrites them before it imports the module
+    (`_usable`), so every assert fails with the message it always had.
+    """
+    rewrites = config.getoption("assertmode", "rewrite") != "plain"
+    if rewrites and _structure_only(config) and not _runs_own_code_at_import(plan):
+        with quiet_syntax_warnings():
+            tree = ast.parse(source, filename)
+        if not asserts_at_import(tree):
+            with quiet_syntax_warnings():
+                return compile(tree, filename, "exec", dont_inherit=True), True
+    return compile_rewritten(source, filename, config), False
+
+
+# Builtins that run code named by a string: what they run cannot be seen.
+_RUN_BY_NAME = frozenset({"eval", "exec", "globals", "locals", "vars", "__import__", "compile"})
+
+
+def _runs_own_code_at_import(plan: Plan) -> bool:
+    """Whether the top level of a `def test_*` cell may call code the module defines.
+
+    Only such cells put code at the module's top level. Code they run there
+    that the module defines (a helper, a decorator, a base class, any name a
+    test cell binds) may assert as the module is imported, at collection.
+    """
+    cells = [t for t in plan.tests if t.kind is TestKind.FUNCTIONS]
+    if not cells:
+        return False
+    trees = [to_python(t.code).tree for t in cells]
+    own = {name for t in plan.tests for name in t.names} | _RUN_BY_NAME
+    own |= {name for tree in trees for name in bound_names(tree)}
+    if plan.end is not None:
+        own.add(plan.end.name)
+    return any(import_time_reads(tree) & own for tree in trees)
+
+
+def _structure_only(config: pytest.Config) -> bool:
+    """Whether the run only collects: its modules' tests never run."""
+    return bool(config.getoption("collectonly", False))
 
 
 def _shortest(path: Path) -> Path:

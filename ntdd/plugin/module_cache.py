@@ -7,7 +7,9 @@ compiled module: the notebook's bytes, its test parameters, the name it is
 compiled under, ntdd (its format, templates, version and code), pytest's
 version, assertion mode and assertion pass hook, and the Python that
 compiled it. An entry that
-does not load, or does not say the key it was stored under, is not used.
+does not load, or does not say the key it was stored under, is not used. An
+entry `--collect-only` stored says that its asserts are not rewritten; the
+first run that runs its tests rewrites them and stores it again.
 The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off,
 and so does a folder that cannot be written (a read-only checkout).
 """
@@ -32,19 +34,24 @@ from ntdd.format.module import FORMAT, render_fingerprint
 from ntdd.notebook.positions import FileLines
 from ntdd.pipeline.templates import module_templates
 
-_MAGIC = "ntdd-module-2"
+_MAGIC = "ntdd-module-3"
 _session_cache = pytest.StashKey["ModuleCache | None"]()
 
 
 @dataclass(frozen=True)
 class Entry:
     """What collecting a notebook produced: the module's source, its code, the plan's
-    warnings, and where each cell's lines are in the notebook's file (for reports)."""
+    warnings, and where each cell's lines are in the notebook's file (for reports).
+
+    *structure_only*: the code was compiled for `--collect-only`, its asserts
+    not rewritten; a run that runs tests compiles it again before it imports it.
+    """
 
     source: str
     code: types.CodeType
     warnings: tuple[str, ...]
     file_lines: FileLines = ()
+    structure_only: bool = False
 
 
 class ModuleCache:
@@ -86,22 +93,30 @@ class ModuleCache:
         """The entry stored under *key*; None when there is none, or it is unusable."""
         try:
             stored = marshal.loads(self._path(key).read_bytes())
-            magic, stored_key, source, warnings, code, file_lines = stored
+            magic, stored_key, source, warnings, code, file_lines, structure_only = stored
         except (OSError, EOFError, ValueError, TypeError):
             return None
         if magic != _MAGIC or stored_key != key or not isinstance(code, types.CodeType):
             return None
         if not isinstance(source, str) or not all(isinstance(w, str) for w in warnings):
             return None
-        if not isinstance(file_lines, tuple):
+        if not isinstance(file_lines, tuple) or not isinstance(structure_only, bool):
             return None
-        return Entry(source, code, tuple(warnings), file_lines)
+        return Entry(source, code, tuple(warnings), file_lines, structure_only)
 
     def store(self, key: str, entry: Entry) -> None:
         """Write *entry* under *key*, atomically; a cache that cannot be written is no error."""
         path = self._path(key)
         data = marshal.dumps(
-            (_MAGIC, key, entry.source, entry.warnings, entry.code, entry.file_lines)
+            (
+                _MAGIC,
+                key,
+                entry.source,
+                entry.warnings,
+                entry.code,
+                entry.file_lines,
+                entry.structure_only,
+            )
         )
         with contextlib.suppress(OSError):
             if path.parent not in self._made:
