@@ -41,8 +41,7 @@ from ntdd.runtime.devices import device_unavailable, device_value
 from ntdd.runtime.isolation import NotebookFilters
 from ntdd.runtime.settings import injection_of, settings_of
 
-# The kernel extension takes the device helpers from here, as generated modules take the class.
-__all__ = ["NotebookRuntime"]
+__all__ = ["NotebookRuntime"]  # what generated modules import
 
 
 class NotebookRuntime(NotebookCursor):
