@@ -92,7 +92,7 @@ class ProcessState:
         """The session's starting state, with a seed for generators imported later.
 
         The seed is drawn from a copy of `random`'s state: a run whose `random`
-        was seeded (pytest-randomly's `-p randomly_seed=N`) seeds numpy and torch
+        was seeded (pytest-randomly's `--randomly-seed=N`) seeds numpy and torch
         alike each time; any other run, as random as a new kernel.
         """
         draw = random.Random()
