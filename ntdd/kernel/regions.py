@@ -22,12 +22,13 @@ import pytest
 
 from ntdd.format.locate import ModuleLayout
 from ntdd.notebook.cell_code import DEVICE, source_lines
-from ntdd.runtime.devices import device_unavailable, device_value
+from ntdd.runtime.devices import device_value
+from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.rewrite import compile_always_rewritten
 from ntdd.runtime.steps import TOP_LEVEL_AWAIT
 
 
-class KernelRuntime:
+class KernelRuntime(RegionCalls):
     """One kernel's test regions, and the calls they make into ntdd."""
 
     def __init__(self, namespace: dict[str, Any], notebook: str) -> None:
@@ -58,16 +59,6 @@ class KernelRuntime:
         run_awaiting(eval(compiled, self.namespace, scope))
 
     # -- what rendered regions call ------------------------------------------
-
-    def needs(self, name: str) -> pytest.MarkDecorator:
-        """`@cuda` in a marker: skip the test, with the reason, where there is no CUDA."""
-        reason = device_unavailable(name)
-        return pytest.mark.skipif(bool(reason), reason=f"needs {name}: {reason}")
-
-    def broken(self, index: int, cell_id: str | None, problem: str) -> None:
-        """The body of a test cell that cannot run: fail, naming the cell and why."""
-        ident = f" (id {cell_id})" if cell_id else ""
-        pytest.fail(f"{self.display_path}: cell {index}{ident}: {problem}", pytrace=False)
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code: in the kernel's namespace."""

@@ -39,12 +39,13 @@ from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime.cursor import NotebookCursor
 from ntdd.runtime.devices import device_unavailable, device_value
 from ntdd.runtime.isolation import NotebookFilters
+from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
 
 __all__ = ["NotebookRuntime"]  # what generated modules import
 
 
-class NotebookRuntime(NotebookCursor):
+class NotebookRuntime(NotebookCursor, RegionCalls):
     """Runs one notebook's cells in the namespace of its generated module."""
 
     def fixtures(self) -> tuple[Callable[..., Any], ...]:
@@ -67,16 +68,6 @@ class NotebookRuntime(NotebookCursor):
         if reason:
             pytest.skip(f"{name}: {reason}")
         return device_value(name)
-
-    def needs(self, name: str) -> pytest.MarkDecorator:
-        """`@cuda` in a marker: skip the test, with the reason, where there is no CUDA."""
-        reason = device_unavailable(name)
-        return pytest.mark.skipif(bool(reason), reason=f"needs {name}: {reason}")
-
-    def broken(self, index: int, cell_id: str | None, problem: str) -> None:
-        """The body of a test cell that cannot run: fail, naming the cell and why."""
-        ident = f" (id {cell_id})" if cell_id else ""
-        pytest.fail(f"{self.display_path}: cell {index}{ident}: {problem}", pytrace=False)
 
     def test(self, request: pytest.FixtureRequest) -> Iterator[None]:
         """Around each test: the notebook run up to the test's cell, for its device.
