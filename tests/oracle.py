@@ -27,6 +27,7 @@ import pytest
 
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
+from ntdd.pipeline import end
 from ntdd.pipeline.plan import make_plan
 from ntdd.runtime.devices import device_unavailable
 from ntdd.values import TestKind
@@ -123,11 +124,23 @@ def _usage_error(cell: Any) -> bool:
 
 
 def _failed_calls(cell: Any) -> list[str]:
+    """The functions the calls cell saw raise; it always prints them, so a cell that
+    printed nothing broke itself, and no function may pass for it."""
     for output in cell.get("outputs", []):
         for line in str(output.get("text", "")).splitlines():
             if line.startswith(FAILED_LINE):
                 return list(json.loads(line[len(FAILED_LINE) :].replace("'", '"')))
-    return []
+    raise AssertionError(f"the kernel's calls cell printed no verdicts: {cell.get('outputs')}")
+
+
+def covers_every_test_cell(path: Path, verdicts: dict[str, bool]) -> bool:
+    """Whether *verdicts* has a test for each `# TEST` cell of *path*, counted without
+    ntdd's plan: a test the plan lost is missing from both verdicts, which still agree."""
+    nb = nbformat.read(str(path), as_version=4)
+    written = sum(
+        cell.cell_type == "code" and cell.source.lstrip().startswith("# TEST") for cell in nb.cells
+    )
+    return len(verdicts.keys() - {end.NAME}) >= written
 
 
 def _never_runs(marks: Any) -> bool:

@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import code, make_notebook
-from oracle import kernel_verdicts, ntdd_verdicts
+from oracle import covers_every_test_cell, kernel_verdicts, ntdd_verdicts
 
 pytestmark = [
     pytest.mark.slow,
@@ -150,5 +150,6 @@ def test_a_generated_notebook_gets_a_kernels_verdicts(
     path = Path(pytester.path) / f"generated_{number}.ipynb"
     nbformat.write(make_notebook(generated_notebook(number)), str(path))
     kernel = kernel_verdicts(path)
+    assert covers_every_test_cell(path, kernel), kernel
     run = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
     assert ntdd_verdicts(run) == kernel

@@ -10,7 +10,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import code, export, make_notebook
-from oracle import kernel_verdicts, ntdd_verdicts
+from oracle import covers_every_test_cell, kernel_verdicts, ntdd_verdicts
 
 from ntdd.format.paths import module_path
 
@@ -109,6 +109,7 @@ def _write(folder: Path, cells: list[Any]) -> Path:
 def test_ntdd_and_a_kernel_agree(case: str, pytester: pytest.Pytester) -> None:
     path = _write(pytester.path, CASES[case])
     kernel = kernel_verdicts(path)
+    assert covers_every_test_cell(path, kernel), kernel
     for name in FAILS_ONLY_UNDER_NTDD.get(case, ()):
         assert kernel[name] is False
         kernel[name] = True
