@@ -177,6 +177,13 @@ def annotations(result: pytest.RunResult) -> list[str]:
     return [line for line in result.stderr.lines if line.startswith("::error ")]
 
 
+def failed_twice(pytester: pytest.Pytester) -> pytest.RunResult:
+    """The run of `failing`, checked to have failed: no annotation means none was due."""
+    result = run(pytester, "--ntdd", "nbs")
+    result.assert_outcomes(passed=1, failed=2)
+    return result
+
+
 def test_on_github_actions_ntdd_annotates_each_failure_at_the_notebooks_line(
     pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -196,7 +203,7 @@ def test_outside_github_actions_there_is_no_annotation(
     pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    assert annotations(run(pytester, "--ntdd", "nbs")) == []
+    assert annotations(failed_twice(pytester)) == []
 
 
 def test_a_plugin_registered_as_the_annotating_plugin_leaves_annotations_to_it(
@@ -208,7 +215,7 @@ def test_a_plugin_registered_as_the_annotating_plugin_leaves_annotations_to_it(
         "def pytest_configure(config):\n"
         "    config.pluginmanager.register(object(), 'annotate_errors')\n"
     )
-    assert annotations(run(pytester, "--ntdd", "nbs")) == []
+    assert annotations(failed_twice(pytester)) == []
 
 
 def test_with_the_annotating_plugin_each_failure_is_annotated_once_at_the_notebooks_line(
