@@ -103,6 +103,13 @@ def notebook(pytester: pytest.Pytester) -> Callable[..., Path]:
     return write
 
 
+def line_of(path: Path, text: str) -> int:
+    """The 1-based line of the file *path* that holds *text*: where a tool reading
+    reports (an annotation, coverage, an editor) must point."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, 1) if text in line)
+
+
 def sha(path: Path) -> str:
     """A file's SHA-256, to tell that its bytes did not change."""
     return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -7,10 +7,9 @@ in a process it is already measuring.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from conftest import run, write_notebook
+from conftest import line_of, run, write_notebook
 
 pytest.importorskip("pytest_cov")
 
@@ -23,12 +22,9 @@ CELLS = [
 ]
 
 
-def line_of(path: Path, text: str) -> int:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return next(n for n, line in enumerate(lines, 1) if text in line)
-
-
-def coverage_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+def coverage_run(
+    pytester: pytest.Pytester, *args: str, plugins: tuple[str, ...] = ()
+) -> pytest.RunResult:
     return run(
         pytester,
         "--ntdd",
@@ -36,7 +32,7 @@ def coverage_run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
         "--cov=nbs",
         "--cov-report=term-missing",
         *args,
-        plugins=["pytest_cov"],
+        plugins=["pytest_cov", *plugins],
         subprocess=True,
     )
 
@@ -67,17 +63,7 @@ def test_under_xdist_the_workers_measure_the_notebooks_too(pytester: pytest.Pyte
     pytest.importorskip("xdist")
     (pytester.path / "pyproject.toml").write_text(PLUGIN)
     write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
-    result = run(
-        pytester,
-        "--ntdd",
-        "nbs",
-        "-n",
-        "2",
-        "--cov=nbs",
-        "--cov-report=term-missing",
-        plugins=["pytest_cov", "xdist.plugin"],
-        subprocess=True,
-    )
+    result = coverage_run(pytester, "-n", "2", plugins=("xdist.plugin",))
     result.assert_outcomes(passed=2)
     assert row(result, "nbs/maths.ipynb")[1:4] == ["9", "2", "78%"]
 

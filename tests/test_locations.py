@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_notebook, run, write_notebook
+from conftest import line_of, make_notebook, run, write_notebook
 
 CELLS = [
     "x = 1",
@@ -25,12 +25,6 @@ CELLS = [
     "# TEST: second\nz = 3\nassert y == 3",
     "# TEST\ndef test_passes():\n    assert x == 1",
 ]
-
-
-def line_of(path: Path, text: str) -> int:
-    """The 1-based line of the notebook file that holds *text*: what a tool must name."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return next(n for n, line in enumerate(lines, 1) if text in line)
 
 
 @pytest.fixture
