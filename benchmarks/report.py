@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import workloads
+from workloads import code_cell
 
 TARGET = 2.0  # seconds until the page's `load` event
 PROBE = (
@@ -53,29 +54,21 @@ def notebook_cells(number: int) -> list[dict[str, Any]]:
     """A course notebook: a title, setup that prints, tests; every tenth has problems."""
     cells = [_markdown(f"# Lesson {number}\n\nSome *prose* about it.")]
     for i in range(8):
-        cells.append(_code(f"values_{i} = list(range({i * 10}, {i * 10 + 50}))\nprint(values_{i})"))
+        cells.append(
+            code_cell(f"values_{i} = list(range({i * 10}, {i * 10 + 50}))\nprint(values_{i})")
+        )
         cells.append(_markdown(f"## Step {i}\n\nWhat `values_{i}` holds."))
     for i in range(6):
         cells.append(
-            _code(f"# TEST: step {i}\nassert len(values_{i}) == 50\nprint('checked', {i})")
+            code_cell(f"# TEST: step {i}\nassert len(values_{i}) == 50\nprint('checked', {i})")
         )
     if number % 10 == 0:
         cells += [
-            _code("# TEST: a failure\nassert values_0[0] == 1, 'off by one'"),
-            _code("# TEST: known @xfail('a known bug')\nassert False"),
-            _code("# TEST: later @skip('not yet')\nassert False"),
+            code_cell("# TEST: a failure\nassert values_0[0] == 1, 'off by one'"),
+            code_cell("# TEST: known @xfail('a known bug')\nassert False"),
+            code_cell("# TEST: later @skip('not yet')\nassert False"),
         ]
     return cells
-
-
-def _code(source: str) -> dict[str, Any]:
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {},
-        "outputs": [],
-        "source": source,
-    }
 
 
 def _markdown(source: str) -> dict[str, Any]:

@@ -19,7 +19,8 @@ STATE_TEST = (
 )
 
 
-def _cell(source: str) -> dict[str, Any]:
+def code_cell(source: str) -> dict[str, Any]:
+    """A code cell of nbformat 4, as the JSON a notebook file holds."""
     return {
         "cell_type": "code",
         "execution_count": None,
@@ -31,7 +32,7 @@ def _cell(source: str) -> dict[str, Any]:
 
 def _notebook(cells: list[str]) -> dict[str, Any]:
     return {
-        "cells": [_cell(c) for c in cells],
+        "cells": [code_cell(c) for c in cells],
         "metadata": {
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
         },
@@ -57,7 +58,7 @@ def real_notebooks(folder: Path) -> list[Path]:
     for source in sorted(CORPUS_GOOD.glob("*.ipynb")):
         notebook = json.loads(source.read_text(encoding="utf-8"))
         if not any("# TEST" in "".join(c.get("source", "")) for c in notebook["cells"]):
-            notebook["cells"].append(_cell(STATE_TEST))
+            notebook["cells"].append(code_cell(STATE_TEST))
         target = folder / source.name
         target.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
         paths.append(target)
@@ -160,8 +161,10 @@ def real_chapters(folder: Path) -> list[Path]:
             if cell["cell_type"] == "code":
                 seen += 1
                 if seen % REAL_TEST_EVERY == 0:
-                    cells.append(_cell(STATE_TEST.replace("state", f"state to code cell {seen}")))
-        cells.append(_cell(STATE_TEST))
+                    cells.append(
+                        code_cell(STATE_TEST.replace("state", f"state to code cell {seen}"))
+                    )
+        cells.append(code_cell(STATE_TEST))
         notebook["cells"] = cells
         target = folder / source.name
         target.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
