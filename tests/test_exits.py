@@ -86,23 +86,23 @@ def test_an_exit_in_a_test_cell_fails_that_test_and_the_next_notebook_still_runs
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
-def test_os_exit_names_what_a_kernel_would_do(notebook: Any, pytester: pytest.Pytester) -> None:
-    notebook(["# TEST: exits\nimport os\nos._exit(0)"])
+@pytest.mark.parametrize(
+    "cell",
+    [
+        pytest.param("import os\nos._exit(0)", id="called"),
+        # A kernel cannot catch its own death: `except BaseException` does not save it.
+        pytest.param(
+            "import os\ntry:\n    os._exit(0)\nexcept BaseException:\n    x = 1", id="caught"
+        ),
+    ],
+)
+def test_os_exit_fails_its_test_naming_what_a_kernel_would_do(
+    cell: str, notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook([f"# TEST: exits\n{cell}"])
     result = run_notebooks(pytester, "collected", ["nb.ipynb"])
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*KernelDied: os._exit(0) was called (*): a kernel would die*"])
-
-
-def test_an_exit_caught_by_the_cell_still_fails_its_test(
-    notebook: Any, pytester: pytest.Pytester
-) -> None:
-    """A kernel cannot catch its own death: `except BaseException` does not save it."""
-    notebook(
-        ["# TEST: swallows\nimport os\ntry:\n    os._exit(0)\nexcept BaseException:\n    x = 1"]
-    )
-    result = run_notebooks(pytester, "collected", ["nb.ipynb"])
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*os._exit(0) was called*"])
 
 
 def test_os_exit_0_from_another_thread_of_the_run_ends_it_red(
