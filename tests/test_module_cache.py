@@ -138,4 +138,5 @@ def test_assert_plain_after_collect_only_stays_plain(
     cached_run(pytester, "--co", "--assert=plain", "nb.ipynb")
     result = cached_run(pytester, "--assert=plain", "nb.ipynb")
     result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["E *AssertionError"])  # the failure, shown plain
     assert "Right contains" not in result.stdout.str()
