@@ -31,6 +31,7 @@ CELLS = [
     "# TEST: expected @xfail\nassert False",
     "# TEST: unexpected @xfail\nassert True",
 ]
+VERDICTS = ["passed", "failed", "skipped", "xfailed", "xpassed"]  # CELLS' tests, cells 3 to 7
 SETUP_FAILS = ["y = lr = 1", "1 / 0", "# TEST: first\nassert True", "# TEST: second\nassert True"]
 
 
@@ -79,13 +80,7 @@ def test_each_test_cell_is_marked_with_its_verdict(
     notebook(CELLS)
     page = Elements(report_of(pytester, "nb.ipynb"))
     cells = page.cells()
-    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == [
-        "passed",
-        "failed",
-        "skipped",
-        "xfailed",
-        "xpassed",
-    ]
+    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == VERDICTS
     assert cells["nb-1-cell-2"] == ""  # a setup cell that ran: no verdict of its own
     assert ("nb.ipynb::test_fails", "", "failed") in page.badges()
 
@@ -308,13 +303,7 @@ def test_in_chromium_offline_the_dom_has_every_verdict_and_message(
         f"--log-net-log={net_log}",
     )
     cells = Elements(dom).cells()
-    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == [
-        "passed",
-        "failed",
-        "skipped",
-        "xfailed",
-        "xpassed",
-    ]
+    assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == VERDICTS
     assert cells["nb-2-cell-2"] == "error"
     assert "a.ipynb::test_fails: AssertionError: x is not two" in dom
     assert "ZeroDivisionError: division by zero" in dom
