@@ -56,6 +56,7 @@ def test_randomly_reseeding_changes_no_draw_of_a_seeded_notebook(
     seeded_notebook(notebook)
     result = run_notebook("seeded.ipynb", *seed, "-p", "randomly")
     result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["Using --randomly-seed=*"])  # it loaded, and reseeded
 
 
 UNSEEDED = [
@@ -95,6 +96,8 @@ def test_notebook_coroutines_run_on_the_notebooks_loop_under_pytest_asyncio(
     options = ["-o", f"asyncio_mode={mode}", "-o", "asyncio_default_fixture_loop_scope=function"]
     result = run_notebook("nb.ipynb", *options, "-p", "asyncio")
     result.assert_outcomes(passed=2)
+    # pytest-asyncio ran, in that mode: a plugin that did not load changes no verdict either
+    result.stdout.fnmatch_lines([f"asyncio: mode=Mode.{mode.upper()},*"])
 
 
 def timed_notebook(notebook: Any, marker: str = "@timeout(0.5)") -> Path:
