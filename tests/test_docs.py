@@ -43,7 +43,12 @@ def test_every_pytest_option_and_ini_key_of_the_plugin_is_in_the_reference() -> 
     assert options, "the plugin registers no options"
     missing = [o for o in options if f"`{o}`" not in documented and f"`{o} " not in documented]
     assert not missing, f"options missing from docs/reference.md: {missing}"
-    ini_missing = [key for key in parser._inidict if f"`{key}" not in documented]
+    # In a table's ini column: `ntdd`'s name alone begins every other key and command.
+    ini_missing = [
+        key
+        for key in parser._inidict
+        if not re.search(rf"\| `{re.escape(key)}( = [^`|]+)?` \|", documented)
+    ]
     assert not ini_missing, f"ini keys missing from docs/reference.md: {ini_missing}"
 
 
