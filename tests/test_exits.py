@@ -208,7 +208,7 @@ def test_a_thread_left_running_is_reported_at_its_line_in_the_notebook(
 
 def test_a_thread_that_ended_is_no_warning(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook([THREAD, "# TEST: stops it\nstop.set()\npoller.join()"])
-    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1, warnings=0)
 
 
 # -- closed streams --------------------------------------------------------------
