@@ -76,6 +76,20 @@ class Case:
         return path
 
 
+def xy_mutants(line: str) -> dict[str, list[Edit]]:
+    """Every data bug, written just after *line*, of a notebook that made inputs `X`
+    and class labels `y` there."""
+    return data_mutants(
+        line,
+        shape="X = X.transpose(0, -1)",
+        dtype="X = X.double()",
+        device=moved("X", "y"),
+        nan="X = X.clone()\nX[0, 0] = float('nan')",
+        labels="y = torch.roll(y, 1)",
+        broadcast="y = y.unsqueeze(-1)",
+    )
+
+
 def model_mutants(line: str, model: str, layer: str) -> dict[str, list[Edit]]:
     """Model bugs written just after *line*, where the notebook built *model*:
     frozen, its weights scaled, its first *layer*'s weight a plain tensor."""
@@ -103,15 +117,7 @@ FOUR_CELLS = Case(
         "# TEST: training learned the rule\nassert (model(X).argmax(1) == y).float().mean() > 0.9",
     ),
     mutants={
-        **data_mutants(
-            "y = (X[:, 0] > 0).long()",
-            shape="X = X.transpose(0, -1)",
-            dtype="X = X.double()",
-            device=moved("X", "y"),
-            nan="X = X.clone()\nX[0, 0] = float('nan')",
-            labels="y = torch.roll(y, 1)",
-            broadcast="y = y.unsqueeze(-1)",
-        ),
+        **xy_mutants("y = (X[:, 0] > 0).long()"),
         **model_mutants("model = nn.Linear(2, 2)", "model", "model"),
         "lr0": [("lr=0.5", "lr=0.0")],
         "stale_grad": [after("opt = torch.optim.SGD(model.parameters(), lr=0.5)", NO_ZERO_GRAD)],
@@ -123,15 +129,7 @@ TINY_CLASSIFIER = Case(
     "tiny_classifier",
     sample="tiny_classifier.ipynb",
     mutants={
-        **data_mutants(
-            "X, y = X.to(device), y.to(device)",
-            shape="X = X.transpose(0, -1)",
-            dtype="X = X.double()",
-            device=moved("X", "y"),
-            nan="X = X.clone()\nX[0, 0] = float('nan')",
-            labels="y = torch.roll(y, 1)",
-            broadcast="y = y.unsqueeze(-1)",
-        ),
+        **xy_mutants("X, y = X.to(device), y.to(device)"),
         **model_mutants(IN_INIT, "self", "self.net[0]"),
         "lr0": [
             (
@@ -187,15 +185,7 @@ HAND_WRITTEN = Case(  # a lecture's MLP: tensors that require grad, a list of th
         "assert torch.nn.functional.cross_entropy(forward(X), y) <= before",
     ),
     mutants={
-        **data_mutants(
-            "y = (X[:, 0] * X[:, 1] > 0).long()",
-            shape="X = X.transpose(0, -1)",
-            dtype="X = X.double()",
-            device=moved("X", "y"),
-            nan="X = X.clone()\nX[0, 0] = float('nan')",
-            labels="y = torch.roll(y, 1)",
-            broadcast="y = y.unsqueeze(-1)",
-        ),
+        **xy_mutants("y = (X[:, 0] * X[:, 1] > 0).long()"),
         "detached": [
             after(
                 "parameters = [W1, b1, W2, b2, W3, b3]",
@@ -253,15 +243,7 @@ THROUGH_A_LOADER = Case(  # the data travels in a DataLoader's TensorDataset, ma
         "# TEST: it learned the rule\nassert (model(X).argmax(1) == y).float().mean() > 0.9",
     ),
     mutants={
-        **data_mutants(
-            "y = (X[:, 0] + X[:, 1] > 0).long()",
-            shape="X = X.transpose(0, -1)",
-            dtype="X = X.double()",
-            device=moved("X", "y"),
-            nan="X = X.clone()\nX[0, 0] = float('nan')",
-            labels="y = torch.roll(y, 1)",
-            broadcast="y = y.unsqueeze(-1)",
-        ),
+        **xy_mutants("y = (X[:, 0] + X[:, 1] > 0).long()"),
         **model_mutants(MADE, "model", "model[0]"),
         "lr0": [("lr=0.05", "lr=0.0")],
         "stale_grad": [after(OPTIMIZER, NO_ZERO_GRAD)],
