@@ -243,3 +243,20 @@ def test_a_text_notebook_points_at_the_line_of_its_py_file(pytester: pytest.Pyte
         line_of(path, "assert y == 3") - 1,
     )
     assert os.path.samefile(Path.cwd(), pytester.path)
+
+
+def test_a_setup_cell_under_a_cell_magic_points_at_the_line_of_its_body_that_raised(
+    pytester: pytest.Pytester,
+) -> None:
+    """`%%capture` runs the lines below its own: the line that raised is the cell's, not
+    the one above it."""
+    path = write_notebook(
+        pytester.path / "nbs" / "magic.ipynb",
+        ["%%capture\nx = 1\nraise ValueError('boom')", "# TEST: after\nassert x == 1"],
+    )
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
+    (error,) = [r for r in recorder.getreports("pytest_runtest_logreport") if r.failed]
+    raised = line_of(path, "raise ValueError")
+    assert error.location[1] == raised - 1
+    assert f"nbs/magic.ipynb:{raised}: ValueError (setup cell 1, " in str(error.longrepr)
+    assert "line 3)" in str(error.longrepr)
