@@ -170,6 +170,23 @@ def test_pytest_and_other_plugins_run_in_the_sessions_folder_and_cells_in_the_no
     assert Path.cwd() == pytester.path
 
 
+def test_a_notebooks_post_run_cell_callbacks_run_in_its_folder_after_a_test_too(
+    pytester: pytest.Pytester,
+) -> None:
+    """The callback after a test's cell is the notebook's code, as it is after a setup cell."""
+    write_notebook(
+        pytester.path / "nbs" / "events.ipynb",
+        [
+            "import os\nseen = []\n"
+            "get_ipython().events.register('post_run_cell', lambda r: seen.append(os.getcwd()))",
+            "# TEST: first\nassert True",
+            "# TEST: every callback ran in the notebook's folder\n"
+            "assert len(seen) == 2 and set(seen) == {os.getcwd()}, seen",
+        ],
+    )
+    run(pytester, "--ntdd", "nbs").assert_outcomes(passed=2)
+
+
 # -- GitHub annotations -----------------------------------------------------------
 
 
