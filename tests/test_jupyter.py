@@ -412,6 +412,11 @@ def test_a_bare_test_cells_last_expression_is_shown_as_the_kernel_shows_it(
     printed, error = run_cell(shell, "# TEST: hidden\nCount();", capsys)
     assert error is None, printed
     assert shell.user_ns["Count"].n == 1
+    printed, error = run_cell(
+        shell, "# TEST: as notebook code\nfrom math import *\nCount()", capsys
+    )
+    assert error is None, printed
+    assert shell.user_ns["Count"].n == 2
 
 
 @pytest.mark.parametrize("returncode", [0, 1])

@@ -25,7 +25,7 @@ from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime.devices import device_value
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.rewrite import compile_always_rewritten
-from ntdd.runtime.steps import TOP_LEVEL_AWAIT, remember_lines
+from ntdd.runtime.steps import TOP_LEVEL_AWAIT, remember_lines, show_last_value
 
 
 class KernelRuntime(RegionCalls):
@@ -67,7 +67,12 @@ class KernelRuntime(RegionCalls):
         filename = f"{self.display_path} (test cell {index}{ident})"
         self.cell_files[filename] = (index, cell_id)
         remember_lines(code, filename)
-        compiled = compile_always_rewritten(code, filename, TOP_LEVEL_AWAIT)
+        compiled = compile_always_rewritten(
+            code,
+            filename,
+            TOP_LEVEL_AWAIT,
+            transform=lambda tree: show_last_value(tree.body, code),  # as the kernel shows it
+        )
         run_awaiting(eval(compiled, self.namespace))
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
