@@ -12,6 +12,7 @@ reads only stdout.
 
 from __future__ import annotations
 
+import ast
 import functools
 import linecache
 import subprocess
@@ -26,6 +27,7 @@ from ntdd.notebook import magics
 from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics
+from ntdd.runtime.steps import show_last_value
 
 # Values whose every display format is their repr, which can neither fail nor
 # act: not worth importing IPython's formatters for.
@@ -125,14 +127,18 @@ class NotebookShell(RunsScripts, RunsMagics):
 
         What it raises propagates: the result IPython's callers look at has
         succeeded when it is returned. A cell magic's body keeps its lines'
-        numbers in the running cell, so that a traceback names the line that raised.
+        numbers in the running cell, so that a traceback names the line that raised,
+        and shows its last expression.
         """
         from IPython.core.interactiveshell import ExecutionResult
 
         where = self._where()
-        above = "\n" * _lines_above(raw_cell, where)
-        code = compile(above + self.transform_cell(raw_cell), where, "exec", dont_inherit=True)
-        exec(code, self.user_ns)
+        source = "\n" * _lines_above(raw_cell, where) + self.transform_cell(raw_cell)
+        tree = ast.parse(source, where)
+        # Its last expression is shown, `;` or not: IPython's display hook reads the `;`
+        # off the running cell, where a cell magic's body is a string in its call.
+        show_last_value(tree.body, "")
+        exec(compile(tree, where, "exec", dont_inherit=True), self.user_ns)
         return ExecutionResult(None)
 
     def ev(self, expr: str) -> Any:
