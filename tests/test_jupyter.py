@@ -398,6 +398,27 @@ def test_a_cell_of_a_test_class_and_parametrized_tests_is_green(
     assert error is None
 
 
+def test_a_bare_test_cells_last_expression_is_shown_as_the_kernel_shows_it(
+    shell: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its `__repr__` runs, as without the extension and under `pytest --ntdd`."""
+    shell.run_cell(
+        "class Count:\n    n = 0\n    def __repr__(self):\n        Count.n += 1\n"
+        "        return 'counted'"
+    )
+    printed, error = run_cell(shell, "# TEST: shows\nCount()", capsys)
+    assert error is None, printed
+    assert shell.user_ns["Count"].n == 1
+    printed, error = run_cell(shell, "# TEST: hidden\nCount();", capsys)
+    assert error is None, printed
+    assert shell.user_ns["Count"].n == 1
+    printed, error = run_cell(
+        shell, "# TEST: as notebook code\nfrom math import *\nCount()", capsys
+    )
+    assert error is None, printed
+    assert shell.user_ns["Count"].n == 2
+
+
 @pytest.mark.parametrize("returncode", [0, 1])
 def test_a_cell_whose_test_calls_pytest_exit_is_not_green(
     shell: Any, capsys: pytest.CaptureFixture[str], returncode: int

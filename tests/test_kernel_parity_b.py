@@ -84,6 +84,13 @@ CASES: dict[str, list[Any]] = {
         "# TEST: other\nassert True",
         "# TEST\ndef test_after():\n    assert items == [1]",
     ],
+    "cell_magic_bodies": [
+        HTML_FAILS,
+        "%%capture\nCount()",
+        "# TEST: a cell magic's body shows its last expression\nassert Count.n == 1",
+        "%%capture\nCount();",
+        "# TEST: a semicolon in the body does not hide it\nassert Count.n == 2",
+    ],
     "a_blank_line_first": [
         "x = 1",
         "\n# TEST\nimport math\ndef helper():\n    return math.pi\n"

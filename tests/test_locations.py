@@ -164,6 +164,23 @@ def test_pytest_and_other_plugins_run_in_the_sessions_folder_and_cells_in_the_no
     assert Path.cwd() == pytester.path
 
 
+def test_a_notebooks_post_run_cell_callbacks_run_in_its_folder_after_a_test_too(
+    pytester: pytest.Pytester,
+) -> None:
+    """The callback after a test's cell is the notebook's code, as it is after a setup cell."""
+    write_notebook(
+        pytester.path / "nbs" / "events.ipynb",
+        [
+            "import os\nseen = []\n"
+            "get_ipython().events.register('post_run_cell', lambda r: seen.append(os.getcwd()))",
+            "# TEST: first\nassert True",
+            "# TEST: every callback ran in the notebook's folder\n"
+            "assert len(seen) == 2 and set(seen) == {os.getcwd()}, seen",
+        ],
+    )
+    run(pytester, "--ntdd", "nbs").assert_outcomes(passed=2)
+
+
 # -- GitHub annotations -----------------------------------------------------------
 
 
@@ -244,3 +261,20 @@ def test_a_text_notebook_points_at_the_line_of_its_py_file(pytester: pytest.Pyte
         line_of(path, "assert y == 3") - 1,
     )
     assert os.path.samefile(Path.cwd(), pytester.path)
+
+
+def test_a_setup_cell_under_a_cell_magic_points_at_the_line_of_its_body_that_raised(
+    pytester: pytest.Pytester,
+) -> None:
+    """`%%capture` runs the lines below its own: the line that raised is the cell's, not
+    the one above it."""
+    path = write_notebook(
+        pytester.path / "nbs" / "magic.ipynb",
+        ["%%capture\nx = 1\nraise ValueError('boom')", "# TEST: after\nassert x == 1"],
+    )
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", "nbs")
+    (error,) = [r for r in recorder.getreports("pytest_runtest_logreport") if r.failed]
+    raised = line_of(path, "raise ValueError")
+    assert error.location[1] == raised - 1
+    assert f"nbs/magic.ipynb:{raised}: ValueError (setup cell 1, " in str(error.longrepr)
+    assert "line 3)" in str(error.longrepr)

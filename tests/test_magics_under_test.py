@@ -223,3 +223,27 @@ def test_a_shell_escape_that_installs_is_not_run(
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*NtddWarning*'!pip install torch' dropped*"])
     assert (pytester.path / "ran.txt").read_text() == "pip --version\n"
+
+
+# -- cell magics --------------------------------------------------------------------
+
+COUNTED = (
+    "class Count:\n    n = 0\n    def __repr__(self):\n        Count.n += 1\n        return 'c'"
+)
+
+
+def test_a_cell_magics_body_shows_its_last_expression_as_a_kernel_does(
+    notebook: Any, run_notebook: Any
+) -> None:
+    """`%%capture` runs its body as a cell: its last expression is formatted (and captured),
+    a trailing `;` or not, as a kernel reads the `;` off the cell, the magic's call."""
+    notebook(
+        [
+            COUNTED,
+            "%%capture\nCount()",
+            "# TEST: formatted\nassert Count.n == 1",
+            "%%capture\nCount();",
+            "# TEST: a semicolon in the body does not hide it\nassert Count.n == 2",
+        ]
+    )
+    run_notebook().assert_outcomes(passed=2)

@@ -227,3 +227,35 @@ def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
     result.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 2 (id *): bad marker: @timeout takes a number of seconds > 0*"]
     )
+
+
+def test_a_real_ctrl_c_in_a_setup_cell_tagged_raises_exception_still_stops_the_run(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The tag lets the cell's own errors pass; the user's Ctrl-C is none of them."""
+    notebook(
+        [
+            code(
+                "import time\nprint('long cell started', flush=True)\n"
+                "for _ in range(600):\n    time.sleep(0.05)",
+                tags=["raises-exception"],
+            ),
+            "# TEST: later\nassert True",
+        ]
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s", "--ntdd", "nb.ipynb"],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        started = read_until(proc, b"long cell started", timeout=120)
+        proc.send_signal(signal.SIGINT)  # while the cell runs: it has 30 s to go
+        rest, _ = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    out = (started + rest).decode()
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    assert "1 passed" not in out

@@ -24,6 +24,7 @@ from ntdd.format import module as fmt
 from ntdd.format.names import NameRegistry
 from ntdd.kernel.regions import CellScope, KernelRuntime
 from ntdd.pipeline import build_module
+from ntdd.runtime.steps import show_values_of
 from ntdd.values import Cell, Notebook, TestCell
 
 
@@ -79,6 +80,10 @@ class KernelTests:
         runtime.execute(rendered.region, first_line, scope)
         names = rendered.test.names[:1] if wrapped else rendered.test.names
         tests = tuple((name, scope[name]) for name in names if name in scope)
+        if region.kind == "statements":  # its last expression is shown, as the kernel shows it
+            for _, function in tests:
+                if isinstance(function, types.FunctionType):
+                    show_values_of(function, region, runtime.layout.lines)
         ran = RanCell(cell_id or "names: " + ", ".join(names), index, tests)
         self.cells.pop(ran.key, None)
         self.cells[ran.key] = ran

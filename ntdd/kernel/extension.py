@@ -31,7 +31,7 @@ from traitlets import Bool, List, Unicode
 from ntdd.errors import NtddError
 from ntdd.kernel.cells import KernelTests, RanCell
 from ntdd.kernel.run import Outcome, defined_name, run_tests
-from ntdd.kernel.saved import failed as saved_run_failed
+from ntdd.kernel.run import failed as run_failed
 from ntdd.kernel.saved import notebook_to_run, run_saved
 from ntdd.notebook.markers import is_test_cell
 from ntdd.values import Cell
@@ -181,7 +181,7 @@ class NtddMagics(Magics):
             raise UsageError(f"%ntdd{' ' + given if given else ''}: {e}") from e
         print(f"ntdd: pytest --ntdd {notebook} (the notebook as last saved)", flush=True)
         code = run_saved(notebook, [*self.addopts, *options], sys.stdout)
-        if saved_run_failed(code) and self.raise_on_failure:
+        if run_failed(code) and self.raise_on_failure:
             raise NotebookTestFailure(f"pytest --ntdd {notebook} failed (exit code {code})")
 
     # -- shared ------------------------------------------------------------

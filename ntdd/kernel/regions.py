@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout
-from ntdd.notebook.cell_code import DEVICE, source_lines
+from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime.devices import device_value
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.rewrite import compile_always_rewritten
-from ntdd.runtime.steps import TOP_LEVEL_AWAIT
+from ntdd.runtime.steps import TOP_LEVEL_AWAIT, remember_lines, show_last_value
 
 
 class KernelRuntime(RegionCalls):
@@ -66,8 +66,13 @@ class KernelRuntime(RegionCalls):
         ident = f", id {cell_id}" if cell_id else ""
         filename = f"{self.display_path} (test cell {index}{ident})"
         self.cell_files[filename] = (index, cell_id)
-        linecache.cache[filename] = (len(code), None, source_lines(code), filename)
-        compiled = compile_always_rewritten(code, filename, TOP_LEVEL_AWAIT)
+        remember_lines(code, filename)
+        compiled = compile_always_rewritten(
+            code,
+            filename,
+            TOP_LEVEL_AWAIT,
+            transform=lambda tree: show_last_value(tree.body, code),  # as the kernel shows it
+        )
         run_awaiting(eval(compiled, self.namespace))
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:

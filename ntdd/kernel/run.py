@@ -64,7 +64,12 @@ class Outcome:
 
     @property
     def failed(self) -> bool:
-        return self.exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
+        return failed(self.exit_code)
+
+
+def failed(exit_code: int) -> bool:
+    """Whether a `pytest` exit code is red: anything but passing, or finding no test."""
+    return exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
 
 
 def run_tests(module: types.ModuleType, node_name: str, options: list[str], out: TextIO) -> Outcome:

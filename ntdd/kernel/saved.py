@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-import pytest
-
 from ntdd.errors import NtddError
 
 # The child loads ntdd's plugin itself where no entry point does (LoadsPlugin).
@@ -101,8 +99,3 @@ def run_saved(notebook: Path, options: list[str], out: TextIO) -> int:
         except BaseException:  # an interrupted kernel does not leave the run behind
             child.kill()
             raise
-
-
-def failed(exit_code: int) -> bool:
-    """Whether a `pytest` exit code is red: anything but passing, or finding no test."""
-    return exit_code not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)

@@ -114,10 +114,8 @@ class NotebookCursor(DeviceRuns):
     def _trigger(self, event: str, raw_cell: str = "") -> None:
         """Call the notebook's callbacks on `get_ipython().events`, as a kernel does
         around each cell; nothing to do (not even IPython to import) for most notebooks."""
-        factory = self.namespace.get("get_ipython")
-        shell = getattr(factory, "shell", None)
-        events = shell.__dict__.get("events") if shell is not None else None
-        if events is None or not any(events.callbacks.values()):
+        events = self._events()
+        if events is None:
             return
         from IPython.core.interactiveshell import ExecutionInfo, ExecutionResult
 
@@ -128,6 +126,13 @@ class NotebookCursor(DeviceRuns):
         else:
             events.trigger("post_execute")
             events.trigger("post_run_cell", ExecutionResult(info))
+
+    def _events(self) -> Any:
+        """The notebook's `get_ipython().events` where it registered a callback; else None."""
+        factory = self.namespace.get("get_ipython")
+        shell = getattr(factory, "shell", None)
+        events = shell.__dict__.get("events") if shell is not None else None
+        return events if events is not None and any(events.callbacks.values()) else None
 
     def _restart(self, run: DeviceRun, item: pytest.Item) -> None:
         """Back to a fresh kernel for *run*: the notebook replays from its start."""

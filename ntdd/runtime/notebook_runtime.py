@@ -99,7 +99,9 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
                 try:
                     yield
                     run.last_error = getattr(sys, "last_value", None) or run.last_error
-                    self._trigger("post_run_cell")
+                    if self._events() is not None:  # the notebook's code, as its cells run
+                        with self._as_main(), self.in_its_folder(), self.notebook_code(run):
+                            self._trigger("post_run_cell")
                 finally:
                     self._testing = ""
         finally:

@@ -37,14 +37,19 @@ def compile_rewritten(
     return _compile(source, filename, config, flags, rewrite, a_cell, transform)
 
 
-def compile_always_rewritten(source: str, filename: str, flags: int = 0) -> types.CodeType:
+def compile_always_rewritten(
+    source: str,
+    filename: str,
+    flags: int = 0,
+    transform: Callable[[ast.Module], object] | None = None,
+) -> types.CodeType:
     """Compile *source* with its asserts rewritten, before any pytest session exists.
 
     The Jupyter extension compiles a test cell before it starts the pytest run
     that calls it, so that the cell's top-level code runs as the kernel would
     run it (its output shown, its errors the cell's own).
     """
-    return _compile(source, filename, None, flags, rewrite=True, a_cell=True)
+    return _compile(source, filename, None, flags, rewrite=True, a_cell=True, transform=transform)
 
 
 def caught_asserts_as_written(tree: ast.Module) -> None:

@@ -12,7 +12,9 @@ reads only stdout.
 
 from __future__ import annotations
 
+import ast
 import functools
+import linecache
 import subprocess
 import sys
 import types
@@ -22,8 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from ntdd.notebook import magics
+from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics
+from ntdd.runtime.steps import show_last_value
 
 # Values whose every display format is their repr, which can neither fail nor
 # act: not worth importing IPython's formatters for.
@@ -122,12 +126,19 @@ class NotebookShell(RunsScripts, RunsMagics):
         """Run a cell's code in the namespace (`%%capture` runs its body this way).
 
         What it raises propagates: the result IPython's callers look at has
-        succeeded when it is returned.
+        succeeded when it is returned. A cell magic's body keeps its lines'
+        numbers in the running cell, so that a traceback names the line that raised,
+        and shows its last expression.
         """
         from IPython.core.interactiveshell import ExecutionResult
 
-        code = compile(self.transform_cell(raw_cell), self._where(), "exec", dont_inherit=True)
-        exec(code, self.user_ns)
+        where = self._where()
+        source = "\n" * _lines_above(raw_cell, where) + self.transform_cell(raw_cell)
+        tree = ast.parse(source, where)
+        # Its last expression is shown, `;` or not: IPython's display hook reads the `;`
+        # off the running cell, where a cell magic's body is a string in its call.
+        show_last_value(tree.body, "")
+        exec(compile(tree, where, "exec", dont_inherit=True), self.user_ns)
         return ExecutionResult(None)
 
     def ev(self, expr: str) -> Any:
@@ -174,6 +185,17 @@ class NotebookShell(RunsScripts, RunsMagics):
 
     def __repr__(self) -> str:
         return f"<ntdd NotebookShell for {self._where()}>"
+
+
+def _lines_above(body: str, filename: str) -> int:
+    """How many lines of the cell compiled as *filename* come before *body*, its end:
+    a cell magic's body (`%%capture`) starts below the magic's line. 0 for code that
+    is not the running cell's."""
+    cell = "".join(linecache.getlines(filename)).rstrip("\n")
+    tail = normalize_newlines(body).rstrip("\n")
+    if not tail.strip() or not cell.endswith(tail):
+        return 0
+    return cell.count("\n", 0, len(cell) - len(tail))
 
 
 def _unwrapped(formatter: Any, obj: Any) -> Any:

@@ -342,5 +342,8 @@ def _arguments(
 
 
 def is_cell_error(error: BaseException) -> bool:
-    """An error a cell raised that a kernel would show and go on from (not a timeout)."""
+    """An error a cell raised that a kernel would show and go on from (not a timeout,
+    nor the user's Ctrl-C, which stops the run)."""
+    if isinstance(error, KeyboardInterrupt) and ctrl_c_pressed():
+        return False
     return isinstance(error, _CELL_ERRORS) and not isinstance(error, NtddTimeout)
