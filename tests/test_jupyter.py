@@ -492,6 +492,10 @@ def test_ntdd_without_a_saved_notebook_says_how_to_name_one(
     assert "%ntdd: Untitled.ipynb is not saved where this kernel runs; save it" in printed
     printed, _ = run_cell(shell, "%ntdd gone.ipynb", capsys)
     assert "UsageError: %ntdd gone.ipynb: no such notebook file" in printed
+    Path("notes.txt").write_text("# TEST\nassert False\n", encoding="utf-8")
+    printed, _ = run_cell(shell, "%ntdd notes.txt", capsys)  # pytest would collect nothing
+    assert "UsageError: %ntdd notes.txt: not a notebook: give a .ipynb" in printed
+    assert "pytest --ntdd" not in printed
 
 
 def test_ntdd_in_a_kernel_that_its_own_run_started_starts_no_other(

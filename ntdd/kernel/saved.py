@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ntdd.errors import NtddError
+from ntdd.notebook.files import is_notebook_file
 
 # The child loads ntdd's plugin itself where no entry point does (LoadsPlugin).
 _PYTEST = (
@@ -48,6 +49,10 @@ def notebook_to_run(
         path = Path(given).expanduser()
         if not path.is_file():
             raise NtddError("no such notebook file")
+        if not is_notebook_file(path, given=True):
+            raise NtddError(
+                "not a notebook: give a .ipynb, or a text notebook with jupytext's header"
+            )
         return path
     told = [namespace.get(key) for key in _SESSION_NAMES] + [environ.get("JPY_SESSION_NAME")]
     names = [name for name in told if isinstance(name, str) and name]
