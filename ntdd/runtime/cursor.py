@@ -59,7 +59,9 @@ class NotebookCursor(DeviceRuns):
         filename = self.cell_filename(index, cell_id, "cell")
         self.cell_files[filename] = (index, cell_id)
         steps.remember_lines(code, filename)
-        flags = steps.TOP_LEVEL_AWAIT | self._future
+        run = self._active
+        future = run.future if run is not None else 0
+        flags = steps.TOP_LEVEL_AWAIT | future
         compiled = compile_rewritten(
             code,
             filename,
@@ -68,7 +70,8 @@ class NotebookCursor(DeviceRuns):
             a_cell=True,
             transform=lambda tree: steps.show_last_value(tree.body, code),  # as a kernel shows it
         )
-        self._future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
+        if run is not None:
+            run.future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
@@ -154,7 +157,7 @@ class NotebookCursor(DeviceRuns):
         names = pinning.PinnedNames(self.namespace, device, pinned) if device or pinned else None
         try:
             with self._recorded(run, step), self._warnings_of_the_cell():
-                code = self._automagic(step) or self._compile(step)
+                code = self._automagic(step) or self._compile(run, step)
                 steps.execute(code, self.namespace, run.event_loop, names)
         except BaseException as e:
             if step.expects_exception and steps.is_cell_error(e):
@@ -203,13 +206,13 @@ class NotebookCursor(DeviceRuns):
             step.id,
         )
 
-    def _compile(self, step: SetupStep) -> types.CodeType:
+    def _compile(self, run: DeviceRun, step: SetupStep) -> types.CodeType:
         code = self._compiled.get(step.index)
         if code is None:
             filename = self.cell_filename(step.index, step.id)
-            code = steps.compile_cell(step.code, filename, self._future)
+            code = steps.compile_cell(step.code, filename, run.future)
             self._compiled[step.index] = code
-        self._future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
+        run.future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
         return code
 
     def _automagic(self, step: SetupStep) -> types.CodeType | None:

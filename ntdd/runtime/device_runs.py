@@ -68,6 +68,7 @@ class DeviceRun:
     filters: NotebookFilters = field(default_factory=NotebookFilters)  # what its cells set
     root_logger: RootLogger = field(default_factory=RootLogger)  # its handlers and level
     last_error: BaseException | None = None  # what a kernel has as `sys.last_value`
+    future: int = 0  # the future flags of its cells run so far, as IPython carries them
 
     def event_loop(self) -> Any:
         if self.loop is None:
@@ -91,7 +92,6 @@ class DeviceRuns(CellPlaces):
         self._running = ""  # the setup cell running now, for messages
         self._testing = ""  # the test cell whose test runs now, for messages
         self._pytest_filters: tuple[Any, ...] = ()  # the warning filters pytest set for a test
-        self._future = 0  # the future flags of the cells run so far, as IPython carries them
 
     def notebook_code(
         self, run: DeviceRun, keep_pytests: bool = False
@@ -270,7 +270,7 @@ class DeviceRuns(CellPlaces):
         run.generators = None  # the baseline's, as a new kernel starts
         run.cwd = str(self.notebook.parent)
         run.filters, run.root_logger = NotebookFilters(), RootLogger()
-        self._future = 0
+        run.future = 0
         set_filters(self._pytest_filters)  # a fresh kernel's: none set by a cell
 
     def _put_aside(self, run: DeviceRun, keep: bool = True) -> None:
