@@ -243,3 +243,25 @@ def test_a_text_notebook_points_at_the_line_of_its_py_file(pytester: pytest.Pyte
         line_of(path, "assert y == 3") - 1,
     )
     assert os.path.samefile(Path.cwd(), pytester.path)
+
+
+# -- beside other plugins -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "strict"])
+def test_an_async_test_points_at_the_notebook_under_pytest_asyncio(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    """pytest-asyncio's items for a notebook's `async def` tests are made plain again."""
+    pytest.importorskip("pytest_asyncio")
+    path = write_notebook(
+        pytester.path / "nbs" / "async.ipynb",
+        ["x = 1", "# TEST: awaits\nasync def test_awaits():\n    assert x == 2"],
+    )
+    options = ["-o", f"asyncio_mode={mode}", "-o", "asyncio_default_fixture_loop_scope=function"]
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "-p", "asyncio", *options, "--ntdd")
+    [report] = [r for r in recorder.getreports("pytest_runtest_logreport") if r.when == "call"]
+    assert report.failed
+    assert report.location[:2] == ("nbs/async.ipynb", line_of(path, "assert x == 2") - 1)
+    [start] = recorder.getcalls("pytest_runtest_logstart")
+    assert start.location[:2] == ("nbs/async.ipynb", line_of(path, "async def test_awaits") - 1)
