@@ -141,6 +141,8 @@ class NotebookModule(pytest.Module):
         return None
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        if self._entry is None and self.read_error is None:
+            self.load()  # not read as it was found: pytest was not expected to collect it
         return () if self.passed_over is not None else super().collect()
 
     def _getobj(self) -> types.ModuleType:
