@@ -177,12 +177,16 @@ def annotations(result: pytest.RunResult) -> list[str]:
     return [line for line in result.stderr.lines if line.startswith("::error ")]
 
 
+@pytest.mark.parametrize("report", [[], ["--ntdd-report", "report.html"]], ids=["", "report"])
 def test_on_github_actions_ntdd_annotates_each_failure_at_the_notebooks_line(
-    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch, report: list[str]
 ) -> None:
+    """Failures only: the HTML report's notes on a report are not the annotation's."""
+    if report:
+        pytest.importorskip("nbconvert")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    found = annotations(run(pytester, "--ntdd", "nbs"))
+    found = annotations(run(pytester, "--ntdd", "nbs", *report))
     assert [line.split("::")[1] for line in found] == [
         f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert x == 2')},"
         "title=nbs/failing.ipynb%3A%3Atest_first",
