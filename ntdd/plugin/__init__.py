@@ -195,8 +195,6 @@ class Dormant:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
-        if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
-            return None  # xdist's own scheduler does not split a file
         from ntdd.plugin.xdist import make_scheduler
 
         return make_scheduler(config, log)
