@@ -8,8 +8,9 @@ Every pytest run of everyone who installed ntdd imports this module, so it
 imports only what reading the options needs. Without `--ntdd`, ntdd stays
 dormant: the rest loads only when a module ntdd generated is collected.
 
-The package holds the session, the notebook collector and its module cache,
-xdist scheduling, sharding and the run summary.
+The package holds the session (its collection, run and report hooks), the
+notebook collector and its module cache, xdist scheduling, sharding, the
+job summary and the HTML report.
 
 May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
