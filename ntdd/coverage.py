@@ -27,8 +27,10 @@ from types import FrameType
 from typing import Any
 
 import coverage
+from coverage.exceptions import NoSource
 from coverage.parser import PythonParser
 
+from ntdd.errors import NtddError
 from ntdd.notebook.cell_code import to_python
 from ntdd.notebook.positions import file_lines, line_in_file
 from ntdd.notebook.read import notebook_of_bytes
@@ -91,8 +93,13 @@ class NotebookReporter(coverage.FileReporter):
 
     def _analyse(self) -> set[int]:
         path = Path(self.filename)
-        data = path.read_bytes()
-        notebook = notebook_of_bytes(data, path)
+        try:
+            data = path.read_bytes()
+            notebook = notebook_of_bytes(data, path)
+        except OSError as e:  # gone since it ran: said as coverage.py says it of a `.py` file
+            raise NoSource(f"No source for code: '{self.filename}': {e.strerror}") from e
+        except NtddError as e:  # changed since it ran, into a file that is no notebook
+            raise NoSource(f"No source for code: {e}") from e
         positions = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
         statements: set[int] = set()
         for cell, lines in zip(notebook.cells, positions, strict=False):

@@ -7,6 +7,7 @@ in a process it is already measuring.
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from conftest import line_of, run, write_notebook
@@ -74,3 +75,19 @@ def test_without_the_plugin_ntdd_says_how_to_measure_notebooks(pytester: pytest.
     result.assert_outcomes(passed=2)
     hint = 'ntdd: coverage measures notebooks only with its plugin: add plugins = ["ntdd.coverage"]'
     assert hint in result.stdout.str()
+
+
+def test_a_notebook_gone_before_the_report_is_no_source_as_a_py_file_is(
+    pytester: pytest.Pytester,
+) -> None:
+    (pytester.path / "pyproject.toml").write_text(PLUGIN)
+    path = write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
+    coverage_run(pytester, "--cov-report=").assert_outcomes(passed=2)
+    path.unlink()
+    result = pytester.run(sys.executable, "-m", "coverage", "report")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["No source for code: '*maths.ipynb'*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    ignored = pytester.run(sys.executable, "-m", "coverage", "report", "--ignore-errors")
+    ignored.stderr.fnmatch_lines(["*CoverageWarning: Couldn't parse '*maths.ipynb': No source*"])
+    assert "Traceback" not in ignored.stdout.str() + ignored.stderr.str()

@@ -195,12 +195,16 @@ def failed_twice(pytester: pytest.Pytester) -> pytest.RunResult:
     return result
 
 
+@pytest.mark.parametrize("report", [[], ["--ntdd-report", "report.html"]], ids=["", "report"])
 def test_on_github_actions_ntdd_annotates_each_failure_at_the_notebooks_line(
-    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch
+    pytester: pytest.Pytester, failing: Path, monkeypatch: pytest.MonkeyPatch, report: list[str]
 ) -> None:
+    """Failures only: the HTML report's notes on a report are not the annotation's."""
+    if report:
+        pytest.importorskip("nbconvert")
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
-    found = annotations(run(pytester, "--ntdd", "nbs"))
+    found = annotations(run(pytester, "--ntdd", "nbs", *report))
     assert [line.split("::")[1] for line in found] == [
         f"error file=nbs/failing.ipynb,line={line_of(failing, 'assert x == 2')},"
         "title=nbs/failing.ipynb%3A%3Atest_first",
@@ -278,3 +282,25 @@ def test_a_setup_cell_under_a_cell_magic_points_at_the_line_of_its_body_that_rai
     assert error.location[1] == raised - 1
     assert f"nbs/magic.ipynb:{raised}: ValueError (setup cell 1, " in str(error.longrepr)
     assert "line 3)" in str(error.longrepr)
+
+
+# -- beside other plugins -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["auto", "strict"])
+def test_an_async_test_points_at_the_notebook_under_pytest_asyncio(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    """pytest-asyncio's items for a notebook's `async def` tests are made plain again."""
+    pytest.importorskip("pytest_asyncio")
+    path = write_notebook(
+        pytester.path / "nbs" / "async.ipynb",
+        ["x = 1", "# TEST: awaits\nasync def test_awaits():\n    assert x == 2"],
+    )
+    options = ["-o", f"asyncio_mode={mode}", "-o", "asyncio_default_fixture_loop_scope=function"]
+    recorder = pytester.inline_run("-p", "no:cacheprovider", "-p", "asyncio", *options, "--ntdd")
+    [report] = [r for r in recorder.getreports("pytest_runtest_logreport") if r.when == "call"]
+    assert report.failed
+    assert report.location[:2] == ("nbs/async.ipynb", line_of(path, "assert x == 2") - 1)
+    [start] = recorder.getcalls("pytest_runtest_logstart")
+    assert start.location[:2] == ("nbs/async.ipynb", line_of(path, "async def test_awaits") - 1)

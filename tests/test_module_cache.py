@@ -58,6 +58,19 @@ def test_a_parameter_override_is_part_of_the_key(
     assert len(compiles) == 2
 
 
+@pytest.mark.parametrize("given", ["a.ipynb", "a.ipynb::test_x_is_two"])
+def test_a_notebook_given_alone_is_the_only_one_of_its_folder_compiled(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str], given: str
+) -> None:
+    """pytest collects every file of a given file's folder, and keeps the given one."""
+    for name in ("a.ipynb", "b.ipynb", "c.ipynb"):
+        notebook(["x = 2", "# TEST: x is two\nassert x == 2"], name=name)
+    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", given).assert_outcomes(passed=1)
+    assert compiles == ["a.ipynb"]
+    pytester.runpytest("-p", "no:cacheprovider", "--ntdd", ".").assert_outcomes(passed=3)
+    assert sorted(compiles) == ["a.ipynb", "a.ipynb", "b.ipynb", "c.ipynb"]
+
+
 def test_a_corrupt_entry_is_never_used(
     notebook: Any, pytester: pytest.Pytester, compiles: list[str]
 ) -> None:

@@ -112,6 +112,20 @@ def test_a_broken_notebook_is_one_collection_error_and_the_rest_run(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+def test_a_cell_nested_too_deeply_to_parse_is_its_notebooks_error_and_the_rest_run(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Python's parser gives up on deep nesting with a RecursionError, not a SyntaxError."""
+    notebook(["x = " + "1 + " * 50_000 + "1", "# TEST\nassert x"], name="deep.ipynb")
+    notebook(["# TEST\nassert True"], name="fine.ipynb")
+    result = run(pytester, "--ntdd", ".")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*ERROR collecting deep.ipynb*", "ntdd: deep.ipynb: cell 1 (id *) is nested too deeply: *"]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 def test_a_broken_python_file_still_interrupts_as_pytest_does(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jupytext
@@ -186,6 +187,7 @@ def test_xdist_keeps_a_text_notebooks_tests_on_one_worker(
     monkeypatch.chdir(tmp_path)
     scheduling = NotebookScheduling.__new__(NotebookScheduling)
     scheduling.groups = False  # `--dist load`: other tests alone
+    scheduling.config = SimpleNamespace(rootpath=tmp_path)
     assert scheduling._split_scope("nb.py::test_one") == "nb.py"
     assert scheduling._split_scope("test_plain.py::test_a") == "test_plain.py::test_a"
 
@@ -252,3 +254,20 @@ def test_sync_refuses_an_edit_that_would_read_back_as_two_cells(
     assert main(["sync", str(nb)]) == 2
     assert "jupytext would not read the notebook back as written" in capsys.readouterr().err
     assert nb.read_bytes() == before
+
+
+def test_xdist_keeps_a_text_notebook_on_one_worker_when_run_from_a_subfolder(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Node ids are relative to the rootdir, not to the folder pytest was started in."""
+    pytest.importorskip("xdist")
+    pytester.makeini("[pytest]\n")
+    setup = "import os\nwith open('setups.txt', 'a') as f:\n    f.write(f'{os.getpid()}\\n')"
+    tests = [f"# TEST: t{i}\nassert True" for i in range(6)]
+    for name in "ab":
+        write_text_notebook(pytester.path / "nbs" / name / "nb.py", [setup, *tests])
+    monkeypatch.chdir(pytester.path / "nbs")
+    result = run(pytester, "--ntdd", "-n", "2", ".", plugins=["xdist"], subprocess=True)
+    result.assert_outcomes(passed=12)
+    for name in "ab":
+        assert len((pytester.path / "nbs" / name / "setups.txt").read_text().split()) == 1

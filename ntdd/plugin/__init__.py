@@ -8,8 +8,9 @@ Every pytest run of everyone who installed ntdd imports this module, so it
 imports only what reading the options needs. Without `--ntdd`, ntdd stays
 dormant: the rest loads only when a module ntdd generated is collected.
 
-The package holds the session, the notebook collector and its module cache,
-xdist scheduling, sharding and the run summary.
+The package holds the session (its collection, run and report hooks), the
+notebook collector and its module cache, xdist scheduling, sharding, the
+job summary and the HTML report.
 
 May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
@@ -195,8 +196,6 @@ class Dormant:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
-        if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
-            return None  # xdist's own scheduler does not split a file
         from ntdd.plugin.xdist import make_scheduler
 
         return make_scheduler(config, log)

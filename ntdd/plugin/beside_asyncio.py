@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from ntdd.plugin.collect import NotebookModule, as_notebook_test
+
 _PYTEST_ASYNCIO = "pytest_asyncio"
 
 
@@ -38,6 +40,8 @@ def _plain(node: Any) -> Any:
     )
     # Its asyncio mark would have pytest-asyncio warn that the test is not async.
     plain.own_markers = [m for m in node.own_markers if m.name != "asyncio"]
+    if isinstance(node.getparent(pytest.Module), NotebookModule):
+        as_notebook_test(plain)  # made after ntdd's collector made the notebook's others so
     return plain
 
 

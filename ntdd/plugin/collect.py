@@ -78,6 +78,8 @@ class NotebookModule(pytest.Module):
             self.read_error = e
         except SyntaxError as e:  # a bug of ntdd's: say so, in the notebook's place
             self.read_error = NtddError(f"{path}: its module does not compile: {e}")
+        except RecursionError as e:  # Python's parser and compiler recurse once per level
+            self.read_error = NtddError(f"{path}: {_too_deep(path)} nested too deeply: {e}")
 
     def _key(self, cache: ModuleCache, data: bytes, inputs: Path) -> str:
         parameters = settings_of(self.config).parameters.for_notebook(self.path)
@@ -139,6 +141,8 @@ class NotebookModule(pytest.Module):
         return None
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        if self._entry is None and self.read_error is None:
+            self.load()  # not read as it was found: pytest was not expected to collect it
         return () if self.passed_over is not None else super().collect()
 
     def _getobj(self) -> types.ModuleType:
@@ -254,6 +258,23 @@ def _runs_own_code_at_import(plan: Plan) -> bool:
 def _structure_only(config: pytest.Config) -> bool:
     """Whether the run only collects: its modules' tests never run."""
     return bool(config.getoption("collectonly", False))
+
+
+def _too_deep(path: Path) -> str:
+    """The code cell Python cannot parse for its depth, as messages name cells."""
+    try:
+        cells = notebook_of_bytes(read_bytes(path), path).cells
+    except NtddError:
+        return "a cell is"
+    for cell in cells:
+        if cell.cell_type == "code":
+            try:
+                to_python(cell.source)
+            except RecursionError:
+                return f"{cell.label} is"
+            except SyntaxError:
+                continue
+    return "its module is"  # every cell parses alone: together they are too deep to compile
 
 
 def _shortest(path: Path) -> Path:

@@ -51,12 +51,15 @@ class CollectionHooks:
 
         The notebook is read here, once. When it cannot be read, only ntdd's
         collection error is kept, so a broken file is one error, not one per
-        plugin.
+        plugin. A file beside a given one (`pytest --ntdd nbs/a.ipynb`) is
+        not read: pytest asks for each file of the folder, and keeps the given.
         """
         others = yield
         if not (self.settings.enabled and _notebook_file(file_path, parent)):
             return others
         ours = NotebookModule.from_parent(parent, path=file_path)
+        if not _under_a_given_path(file_path, parent.session):
+            return [ours, *_not_as_python(file_path, others)]
         ours.load(self._loaded)
         if ours.passed_over is not None:  # nbval may still run it, in its own kernel
             self.passed_over[file_path] = ours.passed_over
@@ -179,8 +182,6 @@ class CollectionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a notebook's tests go to one worker, so its setup runs once."""
-        if config.getvalue("dist") not in ("load", "loadgroup", "worksteal"):
-            return None  # xdist's own scheduler does not split a file
         from ntdd.plugin.xdist import make_scheduler
 
         return make_scheduler(config, log)
@@ -199,6 +200,11 @@ def _coverage_lacks_plugin() -> bool:
 def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
     """A `.ipynb` file, or a jupytext text notebook (see `files.is_notebook_file`)."""
     return is_notebook_file(path, given=parent.session.isinitpath(path))
+
+
+def _under_a_given_path(path: Path, session: pytest.Session) -> bool:
+    """Whether *path* is, or is in a folder, given to pytest (its arguments, or `testpaths`)."""
+    return session.isinitpath(path) or any(session.isinitpath(p) for p in path.parents)
 
 
 def _not_as_python(path: Path, others: list[Any]) -> list[Any]:

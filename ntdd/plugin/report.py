@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ntdd.plugin.items import runtime_of
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
@@ -165,7 +166,7 @@ def report_writer(config: pytest.Config, path: str) -> ReportWriter:
 
 
 def _runtime(item: pytest.Item) -> NotebookRuntime | None:
-    runtime = getattr(getattr(item, "module", None), "__ntdd__", None)
+    runtime = runtime_of(item)
     return runtime if isinstance(runtime, NotebookRuntime) else None
 
 

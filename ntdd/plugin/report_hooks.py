@@ -60,14 +60,14 @@ class ReportHooks:
         if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
             line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
             places.point_at_notebook(report, runtime, line)
-            report.ntdd_notebook = True  # type: ignore[attr-defined]  # for the annotation
+            report.ntdd_annotate = True  # type: ignore[attr-defined]  # a failure at its line
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """On GitHub Actions, a notebook test's failure is annotated at the notebook's line."""
-        if not (getattr(report, "ntdd_notebook", False) and places.annotates(self.config)):
+        if not (getattr(report, "ntdd_annotate", False) and places.annotates(self.config)):
             return
         key = (report.location[:2], str(getattr(report.longrepr, "reprcrash", "")))
         if key not in self._annotated:  # a setup cell's failure errors every test below it

@@ -1,4 +1,4 @@
-"""What ntdd does during a pytest session: three plugins, registered together.
+"""What ntdd does during a pytest session: four plugins, registered together.
 
 `CollectionHooks` collects notebooks and orders their tests, `RunHooks` runs
 them as a kernel runs cells, `ReportHooks` points their reports at cells;

@@ -38,10 +38,13 @@ def make_scheduler(config: Any, log: Any) -> Any:
     return NotebookScheduling(config, log, groups=dist == "loadgroup")
 
 
-def unit_of(nodeid: str) -> str:
-    """What is scheduled as one: a notebook's file, or the test alone."""
+def unit_of(nodeid: str, root: Path) -> str:
+    """What is scheduled as one: a notebook's file, or the test alone.
+
+    A node id's path is relative to *root*, the rootdir, wherever pytest started.
+    """
     path = nodeid.split("::", 1)[0]
-    if path.endswith(".ipynb") or (path.endswith((".py", ".md")) and _one_unit(path)):
+    if path.endswith(".ipynb") or (path.endswith((".py", ".md")) and _one_unit(root / path)):
         return path
     return nodeid
 
@@ -52,7 +55,7 @@ class NotebookScheduling(LoadScopeScheduling):  # type: ignore[misc]
         self.groups = groups  # `--dist loadgroup`: other tests go with their xdist_group
 
     def _split_scope(self, nodeid: str) -> str:
-        unit = unit_of(nodeid)
+        unit = unit_of(nodeid, self.config.rootpath)
         if unit != nodeid:
             return unit
         if self.groups and nodeid.rfind("@") > nodeid.rfind("]"):
@@ -102,7 +105,7 @@ class NotebookWorkStealing(WorkStealingScheduling):  # type: ignore[misc]
         return cut
 
     def _unit(self, index: int) -> str:
-        return unit_of(self.collection[index])
+        return unit_of(self.collection[index], self.config.rootpath)
 
     def check_schedule(self) -> None:
         """xdist's own, but what is stolen from a busy worker is whole units."""
@@ -140,12 +143,12 @@ class NotebookWorkStealing(WorkStealingScheduling):  # type: ignore[misc]
 
 
 @functools.lru_cache(maxsize=4096)
-def _one_unit(path: str) -> bool:
+def _one_unit(path: Path) -> bool:
     """A module ntdd generated, or a jupytext text notebook: its tests share one setup."""
     try:
-        with Path(path).open(encoding="utf-8") as f:
+        with path.open(encoding="utf-8") as f:
             if is_generated(f.read(200)):
                 return True
     except (OSError, UnicodeDecodeError):
         return False
-    return has_jupytext_header(Path(path))
+    return has_jupytext_header(path)
