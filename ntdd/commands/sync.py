@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
 from ntdd.commands.export import read_existing
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
 from ntdd.notebook import markers
 from ntdd.notebook.files import FileChangedError, ensure_writable, line_ending, write_atomic
@@ -51,7 +51,12 @@ def sync(
     template: Path | None = None,
     parameters: Parameters | None = None,
 ) -> Synced:
-    drift, read = _compared(notebook, module, template, parameters)
+    try:
+        drift, read = _compared(notebook, module, template, parameters)
+    except NotPythonError as e:
+        if e.has_tests:
+            raise
+        return Synced(notebook, module, "no test cells; nothing written")  # as export says
     if not drift.plan.tests:
         return _without_tests(drift)
     if drift.current:
