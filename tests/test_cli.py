@@ -296,6 +296,20 @@ def test_list_changed_tests_every_notebook_when_a_dependency_changed(
     )
 
 
+@pytest.mark.parametrize("command", ["list", "faults"])
+def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    (tmp_path / "summary").mkdir()  # say, a folder where the file should be
+    option = "--summary" if command == "list" else "--report"
+    assert main([command, "nbs", option, "summary"]) == 2
+    err = capfd.readouterr().err
+    assert "ntdd: error: summary: cannot write it: is a directory" in err
+    assert "Traceback" not in err
+
+
 # -- files that cannot be written: one line naming the file --------------------------
 
 
