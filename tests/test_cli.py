@@ -310,6 +310,23 @@ def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--devices", "gpu"], "--devices: devices are cpu, cuda, cuda:N or mps"),
+        (["--timeout", "soon"], "--timeout: timeout must be a number of seconds >= 0"),
+    ],
+)
+def test_a_bad_faults_option_is_one_line_naming_it_before_any_run(
+    option: list[str], said: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    nb = write_notebook(tmp_path / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    assert main(["faults", "--no-fork", *option, str(nb)]) == 2
+    captured = capfd.readouterr()
+    assert f"ntdd: error: {said}" in captured.err
+    assert captured.out == ""  # no notebook was run
+
+
 # -- files that cannot be written: one line naming the file --------------------------
 
 
