@@ -390,6 +390,22 @@ def test_a_read_only_output_folder_is_one_line_naming_the_file(
     assert len(err.strip().split("\n")) == 1 and "Traceback" not in err
 
 
+def test_a_module_sync_cannot_remove_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    out = tmp_path / "out"
+    assert main(["export", str(nb), "-o", str(out)]) == 0
+    write_notebook(nb, ["x = 1"])  # no tests any more: sync removes the module
+    capsys.readouterr()
+    with read_only_folder(out):
+        assert main(["sync", str(nb), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ntdd: error: {out / 'test_nb.py'}: cannot remove it: ")
+    assert len(err.strip().split("\n")) == 1 and "Traceback" not in err
+    assert (out / "test_nb.py").is_file()
+
+
 def test_a_full_disk_is_one_line_naming_the_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

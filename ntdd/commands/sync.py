@@ -13,6 +13,7 @@ both sides changed, sync refuses unless told which side to prefer.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +23,13 @@ from ntdd.commands.export import read_existing
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
 from ntdd.notebook import markers
-from ntdd.notebook.files import FileChangedError, ensure_writable, line_ending, write_atomic
+from ntdd.notebook.files import (
+    FileChangedError,
+    FileWriteError,
+    ensure_writable,
+    line_ending,
+    write_atomic,
+)
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
@@ -130,7 +137,11 @@ def _without_tests(drift: Drift) -> Synced:
             f"edits ({describe_states(drift.edited) or 'outside the test regions'}); "
             "nothing was changed: move the edits into the notebook, or delete the module"
         )
-    drift.module.unlink()
+    try:
+        drift.module.unlink()
+    except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        raise FileWriteError(f"{drift.module}: cannot remove it: {reason}") from e
     return Synced(drift.notebook, drift.module, "module removed: the notebook has no test cells")
 
 
