@@ -166,12 +166,8 @@ class FaultInjection:
         """The run with the fault: torch patched where the fault acts at creation, and put
         back after the run."""
         self.hook()
-        try:
+        with creation.patched(self._undo):  # the patches `hook` makes later too
             yield
-        finally:
-            for step in reversed(self._undo):
-                step()
-            self._undo.clear()
 
     def hook(self) -> None:
         """Patch torch for this fault, once torch is imported (before the first cell, or
