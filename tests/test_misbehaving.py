@@ -227,3 +227,23 @@ def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
     result.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 2 (id *): bad marker: @timeout takes a number of seconds > 0*"]
     )
+
+
+def test_parametrize_on_a_cell_of_statements_fails_that_cell_not_the_notebook(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Its function takes no arguments: pytest would refuse the whole module, and a kernel
+    raises NameError at the cell. A `def test_*` cell takes the arguments it marks."""
+    notebook(
+        [
+            "x = 1",
+            "# TEST: cases @parametrize('n', [1, 2])\nassert n < 3",
+            "# TEST: written @parametrize('n', [1, 2])\ndef test_written(n):\n    assert n < 3",
+            "# TEST: fine\nassert x",
+        ]
+    )
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*nb.ipynb: cell 2 (id *): @parametrize gives a test function arguments*"]
+    )

@@ -17,6 +17,7 @@ from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.pipeline.end import end_test
 from ntdd.values import (
     Cell,
+    Mark,
     Notebook,
     ParametersCell,
     Plan,
@@ -171,6 +172,8 @@ def _planned_test_cell(
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
     if wrapping.test_functions(python.tree) or wrapping.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, seen, warnings, where)
+    if (problem := _parametrize_problem(marker.marks)) is not None:
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     reason = wrapping.module_only(python.tree)
     if reason is None and future is not None and future.index < cell.index:
         reason = f"below the `from __future__` import of {future.label}"
@@ -197,6 +200,19 @@ def _planned_test_cell(
         is_async=is_async,
         empty=empty,
     )
+
+
+def _parametrize_problem(marks: tuple[Mark, ...]) -> str | None:
+    """Why `@parametrize` cannot mark a cell of statements: its function takes no
+    arguments, and pytest would refuse the whole module (an `indirect` one parametrizes
+    a fixture, which it may use)."""
+    for mark in marks:
+        if mark.name == "parametrize" and not any(key == "indirect" for key, _ in mark.kwargs):
+            return (
+                "@parametrize gives a test function arguments, and a cell of statements "
+                "takes none: write the cell as a `def test_…(…)` that takes them"
+            )
+    return None
 
 
 def _as_function(
