@@ -239,11 +239,12 @@ def test_parametrize_on_a_cell_of_statements_fails_that_cell_not_the_notebook(
             "x = 1",
             "# TEST: cases @parametrize('n', [1, 2])\nassert n < 3",
             "# TEST: written @parametrize('n', [1, 2])\ndef test_written(n):\n    assert n < 3",
+            "# TEST: a fixture @usefixtures('tmp_path') @parametrize('tmp_path', [1])\nassert x",
             "# TEST: fine\nassert x",
         ]
     )
     result = run(pytester, "--ntdd", "nb.ipynb")
-    result.assert_outcomes(passed=3, failed=1)
+    result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 2 (id *): @parametrize gives a test function arguments*"]
     )

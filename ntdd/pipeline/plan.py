@@ -204,15 +204,29 @@ def _planned_test_cell(
 
 def _parametrize_problem(marks: tuple[Mark, ...]) -> str | None:
     """Why `@parametrize` cannot mark a cell of statements: its function takes no
-    arguments, and pytest would refuse the whole module (an `indirect` one parametrizes
-    a fixture, which it may use)."""
+    arguments, and pytest would refuse the whole module. (One of the fixtures that
+    `@usefixtures` names parametrizes that fixture, which it may.)"""
+    fixtures = {name for m in marks if m.name == "usefixtures" for name in _literal_names(m.args)}
     for mark in marks:
-        if mark.name == "parametrize" and not any(key == "indirect" for key, _ in mark.kwargs):
+        names = set(_literal_names(mark.args[:1]))
+        if mark.name == "parametrize" and not (names and names <= fixtures):
             return (
                 "@parametrize gives a test function arguments, and a cell of statements "
                 "takes none: write the cell as a `def test_…(…)` that takes them"
             )
     return None
+
+
+def _literal_names(args: tuple[str, ...]) -> list[str]:
+    """The names that marks' literal arguments give (`'a, b'`, `('a', 'b')`)."""
+    names: list[str] = []
+    for text in args:
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(text)
+            items = value.split(",") if isinstance(value, str) else value
+            if isinstance(items, (list, tuple)):
+                names += [item.strip() for item in items if isinstance(item, str)]
+    return names
 
 
 def _as_function(
