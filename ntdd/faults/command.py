@@ -27,8 +27,8 @@ from ntdd.faults.results import (
     Outcomes,
     Summary,
 )
+from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
-from ntdd.pipeline.plan import make_plan
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,14 @@ def run_faults(
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
     try:
-        tests = make_plan(read_notebook(notebook)).tests
+        cells = read_notebook(notebook).cells  # the runs plan it: here, only whether it has tests
     except NotPythonError as e:
         if e.has_tests:
             return NotebookReport(str(notebook), UNREADABLE, error=str(e))
         return NotebookReport(str(notebook), NO_TESTS)  # as `pytest --ntdd` passes it over
     except NtddError as e:
         return NotebookReport(str(notebook), UNREADABLE, error=str(e))
-    if not tests:
+    if not any(is_test_cell(cell) for cell in cells):
         return NotebookReport(str(notebook), NO_TESTS)
     if not request.fork:
         return _tested(notebook, request)
