@@ -313,17 +313,19 @@ def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
 @pytest.mark.parametrize(
     ("option", "said"),
     [
-        (["--devices", "gpu"], "--devices: devices are cpu, cuda, cuda:N or mps"),
-        (["--timeout", "soon"], "--timeout: timeout must be a number of seconds >= 0"),
+        (["--devices", "gpu"], "argument --devices: 'gpu': devices are cpu, cuda, cuda:N or mps"),
+        (["--timeout", "soon"], "argument --timeout: 'soon': timeout must be a number of seconds"),
     ],
 )
-def test_a_bad_faults_option_is_one_line_naming_it_before_any_run(
+def test_a_bad_faults_option_is_refused_naming_it_before_any_run(
     option: list[str], said: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     nb = write_notebook(tmp_path / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
-    assert main(["faults", "--no-fork", *option, str(nb)]) == 2
+    with pytest.raises(SystemExit) as exited:
+        main(["faults", "--no-fork", *option, str(nb)])
+    assert exited.value.code == 2
     captured = capfd.readouterr()
-    assert f"ntdd: error: {said}" in captured.err
+    assert f"ntdd faults: error: {said}" in captured.err
     assert captured.out == ""  # no notebook was run
 
 

@@ -25,7 +25,6 @@ def faults_command(args: argparse.Namespace) -> int:
     from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
     from ntdd.faults.results import DIED, UNREADABLE, NotebookReport
 
-    _check_faults_args(args)
     request = Request(
         paths=tuple(args.paths),
         faults=fault_names(args.faults),
@@ -60,16 +59,6 @@ def faults_command(args: argparse.Namespace) -> int:
     if args.report is not None:
         append_to(args.report, markdown(summary))
     return code
-
-
-def _check_faults_args(args: argparse.Namespace) -> None:
-    """Refuse bad values before any run: each run would hand them to pytest, which
-    would refuse them there, once per notebook, with no word on which option."""
-    from ntdd.config import parse_devices, parse_timeout
-
-    parse_devices(args.devices, "--devices")
-    if args.timeout is not None:
-        parse_timeout(args.timeout, "--timeout")
 
 
 def list_command(args: argparse.Namespace) -> int:
