@@ -139,11 +139,6 @@ def _test_cell(
     future: Cell | None,
 ) -> TestCell:
     test = _planned_test_cell(cell, registry, seen, warnings, notebook, future)
-    if test.kind is TestKind.FUNCTIONS:
-        with contextlib.suppress(SyntaxError):
-            bound = cell_names.bound_names(ast.parse(test.code))
-            seen.at_import.update(bound)
-            seen.by_tests.update(bound)
     seen.by_tests.update(test.assigned)
     return test
 
@@ -258,7 +253,7 @@ def _functions_cell(
     where: str,
 ) -> TestCell:
     problem = wrapping.module_level_problem(python.tree)
-    if problem is None and (error := cell_code.compiles(python.code)) is not None:
+    if problem is None and (error := cell_code.compiles(python.tree)) is not None:
         at = f"line {error.lineno}: " if error.lineno else ""
         problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
     if problem:
@@ -290,6 +285,7 @@ def _functions_cell(
         if wrapping.takes_argument(node, cell_code.DEVICE):
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
+    _note_definitions(python.tree if code == python.code else code, seen)
     return TestCell(
         cell,
         TestKind.FUNCTIONS,
@@ -302,6 +298,14 @@ def _functions_cell(
         tuple(renames),
         own_marks=own_marks,
     )
+
+
+def _note_definitions(code: ast.Module | str, seen: _Seen) -> None:
+    """What a cell of `def test_*` binds, at import: its tree, or its code once renamed."""
+    with contextlib.suppress(SyntaxError):
+        bound = cell_names.bound_names(code if isinstance(code, ast.Module) else ast.parse(code))
+        seen.at_import.update(bound)
+        seen.by_tests.update(bound)
 
 
 def _import_time_problem(tree: ast.Module, seen: _Seen) -> str | None:
