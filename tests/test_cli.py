@@ -296,6 +296,39 @@ def test_list_changed_tests_every_notebook_when_a_dependency_changed(
     )
 
 
+@pytest.mark.parametrize("command", ["list", "faults"])
+def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
+    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    (tmp_path / "summary").mkdir()  # say, a folder where the file should be
+    option = "--summary" if command == "list" else "--report"
+    assert main([command, "nbs", option, "summary"]) == 2
+    err = capfd.readouterr().err
+    assert "ntdd: error: summary: cannot write it: is a directory" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--devices", "gpu"], "argument --devices: 'gpu': devices are cpu, cuda, cuda:N or mps"),
+        (["--timeout", "soon"], "argument --timeout: 'soon': timeout must be a number of seconds"),
+    ],
+)
+def test_a_bad_faults_option_is_refused_naming_it_before_any_run(
+    option: list[str], said: str, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    nb = write_notebook(tmp_path / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    with pytest.raises(SystemExit) as exited:
+        main(["faults", "--no-fork", *option, str(nb)])
+    assert exited.value.code == 2
+    captured = capfd.readouterr()
+    assert f"ntdd faults: error: {said}" in captured.err
+    assert captured.out == ""  # no notebook was run
+
+
 # -- files that cannot be written: one line naming the file --------------------------
 
 
@@ -357,6 +390,22 @@ def test_a_read_only_output_folder_is_one_line_naming_the_file(
     err = capsys.readouterr().err
     assert err.startswith(f"ntdd: error: {out / 'test_nb.py'}: cannot write it: ")
     assert len(err.strip().split("\n")) == 1 and "Traceback" not in err
+
+
+def test_a_module_sync_cannot_remove_is_one_line_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write_notebook(tmp_path / "nb.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    out = tmp_path / "out"
+    assert main(["export", str(nb), "-o", str(out)]) == 0
+    write_notebook(nb, ["x = 1"])  # no tests any more: sync removes the module
+    capsys.readouterr()
+    with read_only_folder(out):
+        assert main(["sync", str(nb), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ntdd: error: {out / 'test_nb.py'}: cannot remove it: ")
+    assert len(err.strip().split("\n")) == 1 and "Traceback" not in err
+    assert (out / "test_nb.py").is_file()
 
 
 def test_a_full_disk_is_one_line_naming_the_file(

@@ -122,6 +122,23 @@ def test_export_and_its_check_pass_over_a_notebook_in_another_language_without_t
     assert "a 'R' notebook; ntdd runs Python notebooks" in capsys.readouterr().err
 
 
+def test_sync_and_faults_pass_over_a_notebook_in_another_language_without_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The workflow hands both every notebook `ntdd list` picks, as pytest --ntdd finds them."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nbs").mkdir()
+    in_language(tmp_path / "nbs" / "plots.ipynb", ["x <- 1"], "R")
+    assert ntdd_main(["sync", "nbs", "-o", "tests"]) == 0
+    assert "no test cells; nothing written" in capsys.readouterr().out
+    assert ntdd_main(["faults", "--no-fork", "nbs"]) == 0
+    assert "plots.ipynb: no tests" in capsys.readouterr().out
+    in_language(tmp_path / "nbs" / "plots.ipynb", ["x <- 1", "# TEST\nstopifnot(x == 1)"], "R")
+    assert ntdd_main(["sync", "nbs", "-o", "tests"]) == BAD_INPUT
+    assert ntdd_main(["faults", "--no-fork", "nbs"]) == BAD_INPUT
+    assert "a 'R' notebook; ntdd runs Python notebooks" in capsys.readouterr().err
+
+
 def test_init_warns_of_no_notebook_in_another_language_without_tests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

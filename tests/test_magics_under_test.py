@@ -184,8 +184,18 @@ INSTALLS = [
     "micromamba install torch",
     "PIP_NO_INPUT=1 pip uninstall -y torch",
     "cd .. && pip install -e .",
+    "pip --timeout 60 install torch",
+    "python -m pip --cache-dir pip-cache -q install torch",
+    "pip3 --proxy http://proxy:3128 install torch",
 ]
-NOT_INSTALLS = ["pip --version", "pip list", "python -m pytest", "conda list", "echo pip install"]
+NOT_INSTALLS = [
+    "pip --version",
+    "pip list",
+    "pip --timeout 60 list",
+    "python -m pytest",
+    "conda list",
+    "echo pip install",
+]
 
 
 @pytest.mark.parametrize("command", INSTALLS)

@@ -259,3 +259,24 @@ def test_a_real_ctrl_c_in_a_setup_cell_tagged_raises_exception_still_stops_the_r
     out = (started + rest).decode()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
     assert "1 passed" not in out
+
+
+def test_parametrize_on_a_cell_of_statements_fails_that_cell_not_the_notebook(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Its function takes no arguments: pytest would refuse the whole module, and a kernel
+    raises NameError at the cell. A `def test_*` cell takes the arguments it marks."""
+    notebook(
+        [
+            "x = 1",
+            "# TEST: cases @parametrize('n', [1, 2])\nassert n < 3",
+            "# TEST: written @parametrize('n', [1, 2])\ndef test_written(n):\n    assert n < 3",
+            "# TEST: a fixture @usefixtures('tmp_path') @parametrize('tmp_path', [1])\nassert x",
+            "# TEST: fine\nassert x",
+        ]
+    )
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=4, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*nb.ipynb: cell 2 (id *): @parametrize gives a test function arguments*"]
+    )

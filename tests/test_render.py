@@ -168,3 +168,31 @@ def test_a_change_to_the_rendering_bumps_the_format() -> None:
         assert now["probe"] == recorded["probe"], "the rendering changed: bump FORMAT"
     else:
         pytest.fail(f"FORMAT is {FORMAT}: record it in tests/rendering.json: {json.dumps(now)}")
+
+
+def test_planning_parses_each_cell_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan decides everything about a cell from one parse of its source (a notebook
+    of many long cells is planned at each collection)."""
+    cells = [
+        "import math\nx = 1",
+        "# TEST\ndef test_a():\n    assert x == 1\n\ndef helper():\n    return math.pi",
+        "# TEST: b\nassert x == 1",
+    ]
+    notebook = read_notebook(write_notebook(tmp_path / "nb.ipynb", cells))
+    parsed: list[str] = []
+    real_parse, real_compile = ast.parse, compile
+
+    def parse(source: object, *args: object, **kwargs: object) -> object:
+        parsed.append(source if isinstance(source, str) else "")
+        return real_parse(source, *args, **kwargs)  # type: ignore[call-overload]
+
+    def compile_(source: object, *args: object, **kwargs: object) -> object:
+        flags = args[2] if len(args) > 2 else kwargs.get("flags", 0)
+        if not int(flags) & ast.PyCF_ONLY_AST:  # type: ignore[call-overload]  # ast.parse's own
+            parsed.append(source if isinstance(source, str) else "")
+        return real_compile(source, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(ast, "parse", parse)
+    monkeypatch.setattr("builtins.compile", compile_)
+    make_plan(notebook)
+    assert [parsed.count(source) for source in cells] == [1, 1, 1]

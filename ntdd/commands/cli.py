@@ -16,6 +16,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from ntdd._version import __version__
 from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, print_error
@@ -24,6 +25,8 @@ from ntdd.commands.project_commands import faults_command, init_command, list_co
 from ntdd.errors import NtddError
 
 __all__ = ["BAD_INPUT", "FAULTS_MISSED", "NOTHING_TO_DO", "OK", "main"]
+
+_T = TypeVar("_T")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -162,8 +165,10 @@ def _faults_options(faults: argparse.ArgumentParser) -> None:
         metavar="FILE.md",
         help='append the report as Markdown to FILE.md (e.g. "$GITHUB_STEP_SUMMARY")',
     )
-    faults.add_argument("--devices", default="cpu", help="devices to run on (default: cpu)")
-    faults.add_argument("--timeout", help="seconds per test, setup included")
+    faults.add_argument(
+        "--devices", type=_devices, default="cpu", help="devices to run on (default: cpu)"
+    )
+    faults.add_argument("--timeout", type=_seconds, help="seconds per test, setup included")
     faults.add_argument(
         "--no-fork",
         action="store_true",
@@ -181,6 +186,31 @@ def _kill_rate(text: str) -> float:
     if not 0 <= rate <= 1:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a share from 0 to 1, or 0% to 100%")
     return rate
+
+
+def _devices(text: str) -> str:
+    """`cpu,cuda`, checked before any run, then handed to each run's `--ntdd-devices`."""
+    from ntdd.config import parse_devices
+
+    return ",".join(_as_argument(parse_devices, text))
+
+
+def _seconds(text: str) -> str:
+    """A test's timeout, checked before any run, then handed to each run's `--ntdd-timeout`."""
+    from ntdd.config import parse_timeout
+
+    _as_argument(parse_timeout, text)
+    return text
+
+
+def _as_argument(parse: Callable[[object, str], _T], text: str) -> _T:
+    """A value that `ntdd.config` parses, refused the way argparse refuses a bad one."""
+    from ntdd.errors import ConfigError
+
+    try:
+        return parse(text, repr(text))
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def _init_options(init: argparse.ArgumentParser) -> None:

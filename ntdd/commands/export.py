@@ -68,7 +68,7 @@ def _export(
     read: Notebook, target: Path, template: Path | None, force: bool, parameters: Parameters | None
 ) -> Exported:
     notebook = read.path
-    existing = _read_existing(target)
+    existing = read_existing(target)
     values = parameters.for_notebook(notebook) if parameters is not None else ()
     if not values and existing is not None and _up_to_date(existing, read, target, template):
         return Exported(notebook, target, "unchanged", test_definitions(existing))
@@ -152,12 +152,10 @@ def ensure_unedited(target: Path, text: str) -> None:
 
 
 def read_existing(target: Path) -> str | None:
-    """The module at *target* as text (line ends as LF), or None when there is none."""
-    return _read_existing(target)
+    """The module at *target* as text (line ends as LF), or None when there is none.
 
-
-def _read_existing(target: Path) -> str | None:
-    """The module's text; an editor's dropped final newline is no edit of ntdd's frame."""
+    An editor's dropped final newline is no edit of ntdd's frame.
+    """
     try:
         if not target.exists() and not target.is_symlink():
             return None

@@ -33,6 +33,8 @@ def faults_command(args: argparse.Namespace) -> int:
         fork=not args.no_fork,
         min_kill_rate=args.min_kill_rate,
     )
+    if args.report is not None:
+        append_to(args.report, "")  # before the runs, which take minutes: can it be written?
 
     def show(report: NotebookReport) -> None:
         if report.status == UNREADABLE:
@@ -55,9 +57,7 @@ def faults_command(args: argparse.Namespace) -> int:
             print(summary_table(summary) + "\n")
         print(verdict_line(summary))
     if args.report is not None:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        with args.report.open("a", encoding="utf-8") as f:
-            f.write(markdown(summary))
+        append_to(args.report, markdown(summary))
     return code
 
 
@@ -79,9 +79,20 @@ def list_command(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     print(f"ntdd: {plural(len(found), 'notebook')}: {why}", file=sys.stderr)
     if args.summary is not None:
-        with args.summary.open("a", encoding="utf-8") as f:
-            f.write(f"**Notebooks:** testing {len(found)}: {why}.\n\n")
+        append_to(args.summary, f"**Notebooks:** testing {len(found)}: {why}.\n\n")
     return OK
+
+
+def append_to(path: Path, text: str) -> None:
+    """Append Markdown to a summary (`$GITHUB_STEP_SUMMARY`); one that cannot be written
+    is bad input, said in one line."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        reason = (e.strerror or type(e).__name__).lower()
+        raise NtddError(f"{path}: cannot write it: {reason}") from e
 
 
 def _names(source: Path, end: bytes) -> list[str]:

@@ -13,16 +13,23 @@ both sides changed, sync refuses unless told which side to prefer.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
 from ntdd.commands.export import read_existing
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
 from ntdd.notebook import markers
-from ntdd.notebook.files import FileChangedError, ensure_writable, line_ending, write_atomic
+from ntdd.notebook.files import (
+    FileChangedError,
+    FileWriteError,
+    ensure_writable,
+    line_ending,
+    write_atomic,
+)
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
@@ -51,7 +58,12 @@ def sync(
     template: Path | None = None,
     parameters: Parameters | None = None,
 ) -> Synced:
-    drift, read = _compared(notebook, module, template, parameters)
+    try:
+        drift, read = _compared(notebook, module, template, parameters)
+    except NotPythonError as e:
+        if e.has_tests:
+            raise
+        return Synced(notebook, module, "no test cells; nothing written")  # as export says
     if not drift.plan.tests:
         return _without_tests(drift)
     if drift.current:
@@ -125,7 +137,11 @@ def _without_tests(drift: Drift) -> Synced:
             f"edits ({describe_states(drift.edited) or 'outside the test regions'}); "
             "nothing was changed: move the edits into the notebook, or delete the module"
         )
-    drift.module.unlink()
+    try:
+        drift.module.unlink()
+    except OSError as e:
+        reason = os.strerror(e.errno) if e.errno else str(e)
+        raise FileWriteError(f"{drift.module}: cannot remove it: {reason}") from e
     return Synced(drift.notebook, drift.module, "module removed: the notebook has no test cells")
 
 

@@ -14,7 +14,6 @@ an `os._exit` in a cell still fails its test, but a crash ends the command.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -23,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ntdd.faults.children import fork, read_child, silence, warm_up
+from ntdd.faults.children import fork, import_torch_for, read_child, silence, warm_up
 from ntdd.faults.results import DIED, NotebookReport, report_as_dict, report_from_dict
 
 
@@ -60,15 +59,7 @@ def _preload(notebook: Path) -> None:
 
     Neither initialises CUDA: a child can still use it.
     """
-    if "torch" not in sys.modules:
-        if importlib.util.find_spec("torch") is None:
-            return
-        try:
-            if b"torch" not in notebook.read_bytes():
-                return
-        except OSError:
-            return
-        import torch  # noqa: F401
+    import_torch_for(notebook)
     warm_up()
 
 

@@ -3,14 +3,18 @@
 Both fork a child that runs tests and writes one JSON line to a pipe; the
 parent reads until the child is done, closes the pipe or dies, and a child
 that falls silent for too long is killed. Where the parent is interrupted,
-the child is killed too, so that nothing runs on unseen.
+the child is killed too, so that nothing runs on unseen. Before forking,
+both import what every child would import for itself (torch, where the
+notebook imports it: `import_torch_for`, `warm_up`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
+import re
 import select
 import signal
 import sys
@@ -18,9 +22,11 @@ import time
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 POLL = 0.5  # seconds between looks at a child that says nothing
+_IMPORTS_TORCH = re.compile(r"\b(?:import|from)\s+torch\b")
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,17 @@ def fork() -> int:
         # watchdog of ntdd.runtime.timeout, which starts afresh in a child
         warnings.simplefilter("ignore", DeprecationWarning)
         return os.fork()
+
+
+def import_torch_for(notebook: Path) -> None:
+    """Import torch now when the notebook imports it: faults patch it before its first cell."""
+    try:
+        text = notebook.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    if "torch" not in sys.modules and _IMPORTS_TORCH.search(text):
+        with contextlib.suppress(Exception):
+            importlib.import_module("torch")
 
 
 def warm_up() -> None:

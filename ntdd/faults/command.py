@@ -1,7 +1,8 @@
 """`ntdd faults PATH...`: each notebook's clean run and fault runs, and the verdict on all.
 
-A notebook without `# TEST` cells is listed as "no tests" and passes: a
-workflow hands `ntdd faults` every notebook it picked, tested or not. One
+A notebook without `# TEST` cells (in another language too, as `pytest
+--ntdd` passes it over) is listed as "no tests" and passes: a workflow hands
+`ntdd faults` every notebook it picked, tested or not. One
 that cannot be read is listed as "unreadable" and fails the command (exit 2),
 after the others have run. One whose clean run dies (`os._exit` in a cell, a
 crash) is listed as an "error" and fails the command (exit 1): its runs happen
@@ -14,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.errors import NtddError
+from ntdd.errors import NotPythonError, NtddError
 from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.results import (
     DIED,
@@ -26,8 +27,8 @@ from ntdd.faults.results import (
     Outcomes,
     Summary,
 )
+from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
-from ntdd.pipeline.plan import make_plan
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,15 @@ def run_faults(
 
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
-
     try:
-        tests = make_plan(read_notebook(notebook)).tests
+        cells = read_notebook(notebook).cells  # the runs plan it: here, only whether it has tests
+    except NotPythonError as e:
+        if e.has_tests:
+            return NotebookReport(str(notebook), UNREADABLE, error=str(e))
+        return NotebookReport(str(notebook), NO_TESTS)  # as `pytest --ntdd` passes it over
     except NtddError as e:
         return NotebookReport(str(notebook), UNREADABLE, error=str(e))
-    if not tests:
+    if not any(is_test_cell(cell) for cell in cells):
         return NotebookReport(str(notebook), NO_TESTS)
     if not request.fork:
         return _tested(notebook, request)

@@ -101,12 +101,14 @@ class Made:
 
 @contextlib.contextmanager
 def patched(undo: list[Undo]) -> Iterator[None]:
-    """Undo the patches when the run with the fault ends."""
+    """Undo the patches when the run with the fault ends (those added to *undo* meanwhile
+    too), and forget them."""
     try:
         yield
     finally:
         for step in reversed(undo):
             step()
+        undo.clear()
 
 
 def _patch(owner: Any, name: str, value: Any) -> Undo:

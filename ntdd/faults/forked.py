@@ -39,13 +39,12 @@ import pytest
 
 from ntdd.defaults import DEFAULT_TIMEOUT
 from ntdd.faults.catalogue import FAULTS
-from ntdd.faults.children import fork, read_child, silence, warm_up
+from ntdd.faults.children import fork, import_torch_for, read_child, silence, warm_up
 from ntdd.faults.finding import Namespace
 from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
 from ntdd.faults.runs import (
     FaultInjection,
     Recorder,
-    import_torch_for,
     one_run_per_fault,
     run_session,
 )

@@ -16,7 +16,6 @@ the runtime forgets the modules a notebook imported from its folder.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 import os
 import re
@@ -29,6 +28,7 @@ import pytest
 from ntdd.defaults import LoadsPlugin
 from ntdd.faults import creation
 from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
+from ntdd.faults.children import import_torch_for
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
 from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
 from ntdd.runtime.containment import KernelDied
@@ -45,7 +45,6 @@ QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
     "-p", "no:faulthandler", "-o", "addopts=", "-W", "ignore", "--capture=sys",
 )  # fmt: skip
-_IMPORTS_TORCH = re.compile(r"\b(?:import|from)\s+torch\b")
 _SETUP_CELL = re.compile(r"\((setup cell \d+)(?:, id [^)]*)?\) raised (\w+)")
 
 
@@ -166,12 +165,8 @@ class FaultInjection:
         """The run with the fault: torch patched where the fault acts at creation, and put
         back after the run."""
         self.hook()
-        try:
+        with creation.patched(self._undo):  # the patches `hook` makes later too
             yield
-        finally:
-            for step in reversed(self._undo):
-                step()
-            self._undo.clear()
 
     def hook(self) -> None:
         """Patch torch for this fault, once torch is imported (before the first cell, or
@@ -242,17 +237,6 @@ class FaultInjection:
             return NO_TORCH
         wanted = self.fault.applies_to.removeprefix("an ").removeprefix("a ")
         return f"no {wanted} was made"
-
-
-def import_torch_for(notebook: Path) -> None:
-    """Import torch now when the notebook imports it: faults patch it before its first cell."""
-    try:
-        text = notebook.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    if "torch" not in sys.modules and _IMPORTS_TORCH.search(text):
-        with contextlib.suppress(Exception):
-            importlib.import_module("torch")
 
 
 class FaultPlugin:

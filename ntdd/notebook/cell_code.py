@@ -192,8 +192,9 @@ def as_cell(tree: ast.Module) -> bool:
     return bool(compiled.co_flags & inspect.CO_COROUTINE)
 
 
-def compiles(code: str) -> SyntaxError | None:
-    """The SyntaxError compiling *code* as a module raises; None when it compiles."""
+def compiles(code: str | ast.Module) -> SyntaxError | None:
+    """The SyntaxError compiling *code* (or its tree, parsed already) as a module raises;
+    None when it compiles."""
     try:
         with quiet_syntax_warnings():
             compile(code, "<cell>", "exec", dont_inherit=True)

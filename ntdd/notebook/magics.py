@@ -65,6 +65,15 @@ _INSTALLERS = {
     "conda": {"install", "update", "upgrade", "remove", "uninstall", "create"},
     "uv": {"add", "remove", "sync"},
 }
+# Options given before the subcommand that take the next word as their value (pip's
+# general options; `--opt=value` is one word anyway).
+_VALUE_OPTIONS = frozenset(
+    {
+        "--python", "--log", "--log-file", "--local-log", "--keyring-provider", "--proxy",
+        "--retries", "--timeout", "--exists-action", "--trusted-host", "--cert",
+        "--client-cert", "--cache-dir", "--use-feature", "--use-deprecated",
+    }
+)  # fmt: skip
 _PIP = re.compile(r"pip(\d+(\.\d+)?)?(\.exe)?")
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?(\.exe)?")
 _SHELL_OPERATORS = re.compile(r"&&|\|\||[;|&\n]")
@@ -136,8 +145,18 @@ def _installs(part: str) -> bool:
         return False
     tool = "pip" if _PIP.fullmatch(words[0]) else words[0]
     tool = "conda" if tool in ("mamba", "micromamba") else tool
-    subcommand = next((w for w in words[1:] if not w.startswith("-")), "")  # `pip -q install`
-    return subcommand in _INSTALLERS.get(tool, set())
+    return _subcommand(words[1:]) in _INSTALLERS.get(tool, set())
+
+
+def _subcommand(words: list[str]) -> str:
+    """The first word that is no option nor an option's value: `pip --timeout 60 -q install`."""
+    rest = iter(words)
+    for word in rest:
+        if word in _VALUE_OPTIONS:
+            next(rest, None)
+        elif not word.startswith("-"):
+            return word
+    return ""
 
 
 def _command_words(words: list[str]) -> list[str]:

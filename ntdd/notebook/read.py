@@ -27,12 +27,7 @@ PYTHON_LANGUAGES = frozenset({"python", "python3", "ipython", "ipython3", "pytho
 def read_notebook(path: str | Path) -> Notebook:
     """Read the notebook at *path*; raise `NotebookReadError` naming why not."""
     path = Path(path)
-    return notebook_of_bytes(_load_bytes(path), path)
-
-
-def read_bytes(path: Path) -> bytes:
-    """A notebook file's bytes, or a `NotebookReadError` saying why it cannot be read."""
-    return _load_bytes(path)
+    return notebook_of_bytes(read_bytes(path), path)
 
 
 def notebook_of_bytes(data: bytes, path: Path) -> Notebook:
@@ -95,7 +90,8 @@ def parse_notebook(obj: Mapping[str, Any], path: Path) -> Notebook:
     return notebook
 
 
-def _load_bytes(path: Path) -> bytes:
+def read_bytes(path: Path) -> bytes:
+    """A notebook file's bytes, or a `NotebookReadError` saying why it cannot be read."""
     try:
         return path.read_bytes()
     except IsADirectoryError as e:

@@ -17,6 +17,7 @@ from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.pipeline.end import end_test
 from ntdd.values import (
     Cell,
+    Mark,
     Notebook,
     ParametersCell,
     Plan,
@@ -138,11 +139,6 @@ def _test_cell(
     future: Cell | None,
 ) -> TestCell:
     test = _planned_test_cell(cell, registry, seen, warnings, notebook, future)
-    if test.kind is TestKind.FUNCTIONS:
-        with contextlib.suppress(SyntaxError):
-            bound = cell_names.bound_names(ast.parse(test.code))
-            seen.at_import.update(bound)
-            seen.by_tests.update(bound)
     seen.by_tests.update(test.assigned)
     return test
 
@@ -171,6 +167,8 @@ def _planned_test_cell(
         return _broken(cell, registry, marker.title, _describe(error), warnings, where)
     if wrapping.test_functions(python.tree) or wrapping.has_test_classes(python.tree):
         return _functions_cell(cell, python, marker, registry, seen, warnings, where)
+    if (problem := _parametrize_problem(marker.marks)) is not None:
+        return _broken(cell, registry, marker.title, problem, warnings, where)
     reason = wrapping.module_only(python.tree)
     if reason is None and future is not None and future.index < cell.index:
         reason = f"below the `from __future__` import of {future.label}"
@@ -197,6 +195,33 @@ def _planned_test_cell(
         is_async=is_async,
         empty=empty,
     )
+
+
+def _parametrize_problem(marks: tuple[Mark, ...]) -> str | None:
+    """Why `@parametrize` cannot mark a cell of statements: its function takes no
+    arguments, and pytest would refuse the whole module. (One of the fixtures that
+    `@usefixtures` names parametrizes that fixture, which it may.)"""
+    fixtures = {name for m in marks if m.name == "usefixtures" for name in _literal_names(m.args)}
+    for mark in marks:
+        names = set(_literal_names(mark.args[:1]))
+        if mark.name == "parametrize" and not (names and names <= fixtures):
+            return (
+                "@parametrize gives a test function arguments, and a cell of statements "
+                "takes none: write the cell as a `def test_…(…)` that takes them"
+            )
+    return None
+
+
+def _literal_names(args: tuple[str, ...]) -> list[str]:
+    """The names that marks' literal arguments give (`'a, b'`, `('a', 'b')`)."""
+    names: list[str] = []
+    for text in args:
+        with contextlib.suppress(ValueError, SyntaxError):
+            value = ast.literal_eval(text)
+            items = value.split(",") if isinstance(value, str) else value
+            if isinstance(items, (list, tuple)):
+                names += [item.strip() for item in items if isinstance(item, str)]
+    return names
 
 
 def _as_function(
@@ -228,7 +253,7 @@ def _functions_cell(
     where: str,
 ) -> TestCell:
     problem = wrapping.module_level_problem(python.tree)
-    if problem is None and (error := cell_code.compiles(python.code)) is not None:
+    if problem is None and (error := cell_code.compiles(python.tree)) is not None:
         at = f"line {error.lineno}: " if error.lineno else ""
         problem = f"{at}{error.msg}, at the top level of a cell of `def test_*` functions"
     if problem:
@@ -260,6 +285,7 @@ def _functions_cell(
         if wrapping.takes_argument(node, cell_code.DEVICE):
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
+    _note_definitions(python.tree if code == python.code else code, seen)
     return TestCell(
         cell,
         TestKind.FUNCTIONS,
@@ -272,6 +298,14 @@ def _functions_cell(
         tuple(renames),
         own_marks=own_marks,
     )
+
+
+def _note_definitions(code: ast.Module | str, seen: _Seen) -> None:
+    """What a cell of `def test_*` binds, at import: its tree, or its code once renamed."""
+    with contextlib.suppress(SyntaxError):
+        bound = cell_names.bound_names(code if isinstance(code, ast.Module) else ast.parse(code))
+        seen.at_import.update(bound)
+        seen.by_tests.update(bound)
 
 
 def _import_time_problem(tree: ast.Module, seen: _Seen) -> str | None:
