@@ -63,7 +63,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="override a notebook's `parameters` cell under test, e.g. num_epochs=1; "
         "a Python literal; repeat for more (ini: ntdd_parameters)",
     )
+    group.addoption(
+        "--ntdd-run-untested",
+        action="store_true",
+        default=None,
+        dest="ntdd_run_untested",
+        help="run each notebook without `# TEST` cells as one test, "
+        "test_notebook_runs_to_the_end: it passes when Run All would "
+        "(ini: ntdd_run_untested)",
+    )
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    # No default: unset, `[tool.ntdd] run_untested` decides (pytest 8 gives [] for None).
+    parser.addini(
+        "ntdd_run_untested", "run notebooks without tests, one test each", type="bool", default=None
+    )
     parser.addini("ntdd_parameters", "test-only parameters, e.g. num_epochs=1 lr=0.1", type="args")
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
@@ -241,11 +254,16 @@ def _read_settings(config: pytest.Config) -> Settings:
         timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
     ini = Parameters(parse_assignments(config.getini("ntdd_parameters"), "ntdd_parameters"))
     given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
+    ini_untested = config.getini("ntdd_run_untested")
     return Settings(
         enabled=bool(enabled),
         devices=devices or DEFAULT_DEVICES,
         timeout=timeout or None,
         parameters=given.over(ini.over(file.parameters)),
+        run_untested=bool(
+            config.getoption("ntdd_run_untested")
+            or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)
+        ),
     )
 
 

@@ -82,8 +82,11 @@ class NotebookModule(pytest.Module):
             self.read_error = NtddError(f"{path}: {_too_deep(path)} nested too deeply: {e}")
 
     def _key(self, cache: ModuleCache, data: bytes, inputs: Path) -> str:
-        parameters = settings_of(self.config).parameters.for_notebook(self.path)
-        return cache.key(data, self._filename, str(self._resolved), str(inputs), repr(parameters))
+        settings = settings_of(self.config)
+        parameters = settings.parameters.for_notebook(self.path)
+        untested = f"run_untested={settings.run_untested}"
+        parts = (self._filename, str(self._resolved), str(inputs), repr(parameters), untested)
+        return cache.key(data, *parts)
 
     def _usable(self, stored: Entry | None, path: Path, data: bytes) -> Entry:
         """The cached entry where this run can import it as it is, else one compiled now."""
@@ -96,9 +99,12 @@ class NotebookModule(pytest.Module):
 
     def _collect(self, path: Path, data: bytes) -> Entry:
         """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
-        parameters = settings_of(self.config).parameters.for_notebook(self.path)
+        settings = settings_of(self.config)
+        parameters = settings.parameters.for_notebook(self.path)
         notebook = notebook_of_bytes(data, path)
-        plan, source = build_module(notebook, parameters, in_memory=True)
+        plan, source = build_module(
+            notebook, parameters, in_memory=True, run_untested=settings.run_untested
+        )
         assert source is not None
         code, structure_only = _compile(source, self._filename, self.config, plan)
         lines = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)

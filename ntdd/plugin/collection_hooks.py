@@ -25,6 +25,7 @@ from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.items import notebook_module, runtime_of
+from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.devices import device_unavailable
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings
@@ -33,9 +34,12 @@ from ntdd.runtime.settings import Settings
 class CollectionHooks:
     """Collects notebooks, leaves out their exported copies, keeps notebooks together."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(
+        self, config: pytest.Config, settings: Settings, untested: UntestedNotebooks
+    ) -> None:
         self.config = config
         self.settings = settings
+        self.untested = untested  # told of each notebook collected without a test
         self.deduplicated: list[tuple[Path, Path]] = []
         self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
@@ -143,8 +147,13 @@ class CollectionHooks:
             beside_nbval.hand_over(items)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if self.settings.enabled and report.failed and report.nodeid in self.notebook_ids:
+        """Count the notebooks that failed to collect, and those that have no test."""
+        if not self.settings.enabled or report.nodeid not in self.notebook_ids:
+            return
+        if report.failed:
             self.unreadable += 1
+        elif report.passed and not report.result and not self.settings.run_untested:
+            self.untested.passed_over(report.nodeid)  # (with the option: nothing to run)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self) -> Generator[None, object, object]:

@@ -25,6 +25,7 @@ class Settings:
     devices: tuple[str, ...] = DEFAULT_DEVICES
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
+    run_untested: bool = False  # a notebook without tests is one test: it runs to its end
 
 
 @dataclass
