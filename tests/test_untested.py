@@ -10,11 +10,14 @@ timeouts, devices, the report, JUnit, xdist.
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, code, md, requires_torch, run
+from conftest import CORPUS, ROOT, code, md, requires_torch, run
+from oracle import first_failures, run_all
 
 from ntdd.defaults import WRITING_TESTS
 
@@ -204,3 +207,42 @@ def test_a_notebook_that_picks_its_device_runs_once_on_the_first_device_asked_fo
     )
     result = run(pytester, "--ntdd", "--ntdd-run-untested", "-v", "nb.ipynb")
     result.stdout.fnmatch_lines([f"nb.ipynb::{END} PASSED*"])  # once, not per device
+
+
+def test_the_module_cache_keeps_a_notebook_apart_with_the_option_and_without(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(PASSES)
+    assert pytester.runpytest("--ntdd", "nb.ipynb").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    pytester.runpytest("--ntdd", "--ntdd-run-untested", "nb.ipynb").assert_outcomes(passed=1)
+    assert pytester.runpytest("--ntdd", "nb.ipynb").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+# -- the oracle: a kernel's Run All --------------------------------------------------------
+
+# Third-party notebooks without tests (tests/corpus/untested/SOURCES.md): some run to
+# the end, some stop at a cell for real (an exception on purpose, a missing package
+# after an install ntdd drops, deep in the notebook), one has nothing to run.
+ORACLE = [
+    "untested/PythonDataScienceHandbook__01.06-Errors-and-Debugging.ipynb",
+    "untested/PythonDataScienceHandbook__02.05-Computation-on-arrays-broadcasting.ipynb",
+    "untested/d2l-pytorch-colab__subword-embedding.ipynb",
+    "untested/d2l-pytorch-colab__hybridize.ipynb",
+    "untested/handson-ml3__extra_autodiff.ipynb",
+    "untested/d2l-pytorch-colab__index.ipynb",
+    "good/nbclient__Skip_Exceptions_with_Cell_Tags.ipynb",
+]
+
+
+@pytest.mark.slow
+def test_on_real_notebooks_it_agrees_with_a_kernels_run_all_on_the_first_failing_cell(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PIP_NO_INDEX", "1")  # the kernel runs `!pip install`: it must fail
+    names = [Path(shutil.copy(CORPUS / case, pytester.path)).name for case in ORACLE]
+    kernel = {name: run_all(pytester.path / name) for name in names}
+    assert sum(cell is None for cell in kernel.values()) >= 2
+    assert sum(cell is not None and cell > 5 for cell in kernel.values()) >= 2  # deep in
+    run(pytester, "--ntdd", "--ntdd-run-untested", "--junitxml=j.xml", "-W", "ignore", *names)
+    ntdd = first_failures(pytester.path / "j.xml")
+    assert {name: ntdd.get(name) for name in names} == kernel
