@@ -20,8 +20,10 @@ whole folder, in fresh processes, turn about after a warm-up round
 (`pairs.py`); user + system time of pytest and its children (nbmake's
 kernels), medians with their spread, ratios computed round by round.
 
-A kernel runs `!pip install` lines, which ntdd never runs: every process
-here runs with PIP_NO_INDEX=1, so that they fail at once and install nothing.
+Each pytest loads its own plugin and no other (PYTEST_DISABLE_PLUGIN_AUTOLOAD,
+`-p`), whatever else is installed. A kernel runs `!pip install` lines, which
+ntdd never runs: every process here runs with PIP_NO_INDEX=1, so that they
+fail at once and install nothing.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from pairs import interleaved, ratio
-from run import ROOT, Timed, child_env, pytest_cmd, s, say, x
+from run import PY, ROOT, Timed, child_env, s, say, x
 
 sys.path.insert(0, str(ROOT / "tests"))
 from oracle import first_failures, run_all  # the tests' oracle
@@ -103,7 +105,7 @@ def kernel_verdicts(folder: Path, names: list[str]) -> Verdicts:
 
 
 def ntdd_verdicts(folder: Path, names: list[str]) -> Verdicts:
-    cmd = pytest_cmd("ntdd", *ntdd_args(names), "--junitxml=ntdd.xml")
+    cmd = pytest_cmd("ntdd.plugin", *ntdd_args(names), "--junitxml=ntdd.xml")
     subprocess.run(cmd, cwd=folder, env=child_env(), stdout=subprocess.DEVNULL, check=False)
     found = first_failures(folder / "ntdd.xml")
     return {name: found.get(name) for name in names}
@@ -112,10 +114,29 @@ def ntdd_verdicts(folder: Path, names: list[str]) -> Verdicts:
 def nbmake_verdicts(folder: Path, names: list[str]) -> Verdicts:
     (folder / "ntdd_bench_nbmake_cells.py").write_text(NBMAKE_CELLS, encoding="utf-8")
     env = {**child_env(), "PYTHONPATH": os.pathsep.join((str(folder), child_env()["PYTHONPATH"]))}
-    cmd = pytest_cmd("nbmake", *nbmake_args(names), "-p", "ntdd_bench_nbmake_cells")
+    cmd = pytest_cmd("nbmake.pytest_plugin", *nbmake_args(names), "-p", "ntdd_bench_nbmake_cells")
     subprocess.run(cmd, cwd=folder, env=env, stdout=subprocess.DEVNULL, check=False)
     found = json.loads((folder / "nbmake-cells.json").read_text(encoding="utf-8"))
     return {name: found.get(name) for name in names}
+
+
+def pytest_cmd(plugin: str, *args: str, cache: bool = False) -> list[str]:
+    """pytest with *plugin* alone (autoloading is off: see `main`), its cache on or off."""
+    cached = [] if cache else ["-p", "no:cacheprovider"]
+    return [
+        PY,
+        "-m",
+        "pytest",
+        "-q",
+        "-o",
+        "addopts=",
+        "-p",
+        plugin,
+        *cached,
+        "-W",
+        "ignore",
+        *args,
+    ]
 
 
 def ntdd_args(names: list[str]) -> list[str]:
@@ -159,8 +180,10 @@ def agreement(names: list[str], kernel: Verdicts, tools: dict[str, Verdicts]) ->
 def cpu_time(folder: Path, names: list[str], rounds: int, warmup: int) -> list[str]:
     """ntdd and nbmake on the whole folder, turn about; CPU and wall time, paired."""
     measures = {
-        "ntdd": Timed(pytest_cmd("ntdd", *ntdd_args(names), cache=True), folder),
-        "nbmake": Timed(pytest_cmd("nbmake", *nbmake_args(names), cache=True), folder),
+        "ntdd": Timed(pytest_cmd("ntdd.plugin", *ntdd_args(names), cache=True), folder),
+        "nbmake": Timed(
+            pytest_cmd("nbmake.pytest_plugin", *nbmake_args(names), cache=True), folder
+        ),
     }
 
     def progress(done: int, total: int) -> None:
@@ -193,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-timing", action="store_true", help="the agreement only")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
-    os.environ["PIP_NO_INDEX"] = "1"  # kernels and every child inherit it
+    os.environ["PIP_NO_INDEX"] = "1"  # kernels and every child inherit these
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ.pop("PYTEST_PLUGINS", None)
     folder = Path(tempfile.mkdtemp(prefix="ntdd-untested-"))
     try:
         names = notebooks(folder, args.only)
