@@ -121,6 +121,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _register_scale_plugins(config: pytest.Config) -> None:
     """Sharding, durations, the job summary and the report: loaded only when asked for."""
+    _check_results_files(config)
     if config.getoption("ntdd_shard") or config.getoption("ntdd_store_durations"):
         from ntdd.plugin.shards import durations_recorder, shard_plugin
 
@@ -139,6 +140,26 @@ def _register_scale_plugins(config: pytest.Config) -> None:
         from ntdd.plugin.report import report_writer
 
         config.pluginmanager.register(report_writer(config, report), "ntdd-report")
+
+
+def _check_results_files(config: pytest.Config) -> None:
+    """The files the run is to write its results to, checked before it runs."""
+    given = [
+        (option, config.getoption(dest))
+        for option, dest in (
+            ("--ntdd-summary", "ntdd_summary"),
+            ("--ntdd-store-durations", "ntdd_store_durations"),
+        )
+    ]
+    given.append(("--ntdd-report", _report_path(config)))
+    given = [(option, raw) for option, raw in given if raw]
+    if not given:
+        return
+    from ntdd.plugin import results_files
+
+    for option, raw in given:
+        results_files.check(config, option, raw)
+    config.pluginmanager.register(results_files.ResultsFileErrors(config), "ntdd-results-files")
 
 
 def _report_path(config: pytest.Config) -> str | None:
