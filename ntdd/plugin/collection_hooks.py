@@ -263,9 +263,12 @@ def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pyte
 
 @functools.lru_cache(maxsize=4096)
 def _generated_from(path: Path) -> Path | None:
-    """The notebook a generated module names in its header, or None."""
+    """The notebook a generated module names in its header, or None.
+
+    An editor may have saved it with a byte-order mark: still the notebook's module.
+    """
     try:
-        with path.open(encoding="utf-8") as f:
+        with path.open(encoding="utf-8-sig") as f:
             head = f.read(1024)
     except (OSError, UnicodeDecodeError):
         return None
