@@ -249,6 +249,7 @@ def _settings(config: pytest.Config) -> Settings:
 
 def _read_settings(config: pytest.Config) -> Settings:
     from ntdd.config import load_config, parse_devices, parse_timeout
+    from ntdd.errors import ConfigError
     from ntdd.parameters import Parameters, parse_assignments
     from ntdd.runtime.settings import Settings
 
@@ -262,11 +263,14 @@ def _read_settings(config: pytest.Config) -> Settings:
         timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
     ini = Parameters(parse_assignments(config.getini("ntdd_parameters"), "ntdd_parameters"))
     given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
+    if file.template is not None and not file.template.is_file():
+        raise ConfigError(f"[tool.ntdd] template: {file.template}: no such file")
     return Settings(
         enabled=bool(enabled),
         devices=devices or DEFAULT_DEVICES,
         timeout=timeout or None,
         parameters=given.over(ini.over(file.parameters)),
+        template=file.template,
     )
 
 
