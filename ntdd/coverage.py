@@ -16,6 +16,12 @@ Only the tracer runs while tests run, and it asks the notebook's runtime
 (the module's `__ntdd__`) where a line came from; the reporter reads the
 notebook file again.
 
+Coverage counts lines of the file. Where a line of the file holds more
+than one source line (a cell saved as one JSON string, a notebook on one
+line), whether it ran cannot say which of them ran, so such lines are
+neither statements nor run: a `return` that never ran is never reported
+covered because the line it shares with a call did.
+
 May import: the shared modules, ntdd.notebook. Never pytest.
 """
 
@@ -32,7 +38,7 @@ from coverage.parser import PythonParser
 
 from ntdd.errors import NtddError
 from ntdd.notebook.cell_code import to_python
-from ntdd.notebook.positions import file_lines, line_in_file
+from ntdd.notebook.positions import FileLines, file_lines, line_in_file
 from ntdd.notebook.read import notebook_of_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES
 
@@ -70,7 +76,31 @@ class _CellTracer(coverage.FileTracer):
         runtime = frame.f_globals.get("__ntdd__")
         where = getattr(runtime, "line_in_file", None)
         line = where(frame.f_code.co_filename, frame.f_lineno) if where is not None else None
-        return (line, line) if line is not None else (-1, -1)
+        if line is None or line in _shared(frame.f_globals.get("__ntdd_file_lines__", ())):
+            return (-1, -1)
+        return (line, line)
+
+
+_shared_lines: dict[int, tuple[FileLines, frozenset[int]]] = {}
+
+
+def _shared(lines: FileLines) -> frozenset[int]:
+    """The file lines that hold more than one source line (worked out once per notebook)."""
+    known = _shared_lines.get(id(lines))
+    if known is None or known[0] is not lines:
+        known = (lines, shared_lines(lines))
+        _shared_lines[id(lines)] = known
+    return known[1]
+
+
+def shared_lines(lines: FileLines) -> frozenset[int]:
+    """The file lines that more than one source line of the cells sits on."""
+    seen: set[int] = set()
+    shared: set[int] = set()
+    for cell in lines:
+        for line in cell:
+            (shared if line in seen else seen).add(line)
+    return frozenset(shared)
 
 
 class NotebookReporter(coverage.FileReporter):
@@ -105,7 +135,7 @@ class NotebookReporter(coverage.FileReporter):
         for cell, lines in zip(notebook.cells, positions, strict=False):
             if cell.cell_type == "code" and lines:
                 statements |= self._cell_statements(cell.source, lines)
-        return statements
+        return statements - shared_lines(positions)
 
     def _cell_statements(self, source: str, lines: tuple[int, ...]) -> set[int]:
         """The file lines of a cell's statements, as coverage.py parses Python."""

@@ -306,7 +306,7 @@ def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
     option = "--summary" if command == "list" else "--report"
     assert main([command, "nbs", option, "summary"]) == 2
     err = capfd.readouterr().err
-    assert "ntdd: error: summary: cannot write it: is a directory" in err
+    assert f"ntdd: error: {option} summary: is a folder; give a file name" in err
     assert "Traceback" not in err
 
 

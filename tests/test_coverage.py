@@ -6,8 +6,10 @@ in a process it is already measuring.
 
 from __future__ import annotations
 
+import json
 import re
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import line_of, run, write_notebook
@@ -91,3 +93,36 @@ def test_a_notebook_gone_before_the_report_is_no_source_as_a_py_file_is(
     ignored = pytester.run(sys.executable, "-m", "coverage", "report", "--ignore-errors")
     ignored.stderr.fnmatch_lines(["*CoverageWarning: Couldn't parse '*maths.ipynb': No source*"])
     assert "Traceback" not in ignored.stdout.str() + ignored.stderr.str()
+
+
+def one_string_source(path: Path, minified: bool) -> None:
+    """Rewrite a notebook with its first cell's source as one JSON string (valid
+    nbformat), or the whole file on one line."""
+    data = json.loads(path.read_text())
+    data["cells"][0]["source"] = "".join(data["cells"][0]["source"])
+    path.write_text(json.dumps(data, indent=None if minified else 1))
+
+
+@pytest.mark.parametrize("minified", [False, True], ids=["one string", "one line"])
+def test_lines_a_file_shares_between_source_lines_are_never_reported_covered(
+    pytester: pytest.Pytester, minified: bool
+) -> None:
+    """`return 2` never runs; its line of JSON also holds the call that does."""
+    (pytester.path / "pyproject.toml").write_text(PLUGIN)
+    path = write_notebook(
+        pytester.path / "nbs" / "maths.ipynb",
+        ["def f(v):\n    if v:\n        return 1\n    return 2\nf(1)", "# TEST\nassert f(1) == 1"],
+    )
+    one_string_source(path, minified)
+    result = coverage_run(pytester)
+    result.assert_outcomes(passed=1)
+    # The test cell's assert, on its own line, is the one statement left; on one line, none.
+    expected = ["0", "0", "100%"] if minified else ["1", "0", "100%"]
+    assert row(result, "nbs/maths.ipynb")[1:4] == expected
+
+
+def test_branch_coverage_says_notebooks_are_measured_by_line(pytester: pytest.Pytester) -> None:
+    (pytester.path / "pyproject.toml").write_text(PLUGIN)
+    write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
+    result = coverage_run(pytester, "--cov-branch")
+    result.stdout.fnmatch_lines(["ntdd: coverage measures notebooks' lines, not their branches*"])

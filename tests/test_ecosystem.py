@@ -10,8 +10,9 @@ import random
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
-from conftest import requires_torch, run
+from conftest import requires_torch, run, write_notebook
 
 SEED = 7
 DRAW = "(random.random(), float(numpy.random.rand()), float(torch.rand(1)))"
@@ -203,3 +204,58 @@ def test_the_summary_counts_reruns_and_subtests_as_the_terminal_does(
     terminal = result.parseoutcomes()
     assert terminal["rerun"] == 3  # the flaky test once, the subtests' and the failing test
     assert _headline_counts(pytester.path / "s.md") == terminal
+
+
+# -- a notebook that cannot be collected, beside pytest-timeout -----------------------
+
+LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 12345\n"
+)
+
+
+def r_notebook_with_tests(path: Path) -> None:
+    made = nbformat.v4.new_notebook()
+    made.metadata["kernelspec"] = {"name": "ir", "language": "R"}
+    made.metadata["language_info"] = {"name": "R"}
+    made.cells = [nbformat.v4.new_code_cell("# TEST\nstopifnot(1 == 1)")]
+    nbformat.write(made, path)
+
+
+UNCOLLECTABLE: dict[str, Any] = {
+    "truncated JSON": lambda path: path.write_text('{"cells": [{"cell_type": "code", "sou'),
+    "merge-conflict markers": lambda path: path.write_text(
+        '{\n<<<<<<< HEAD\n "cells": [],\n=======\n "cells": [{}],\n>>>>>>> theirs\n}\n'
+    ),
+    "JSON nested too deeply": lambda path: path.write_text("[" * 100_000 + "]" * 100_000),
+    "an R notebook with # TEST cells": r_notebook_with_tests,
+    "a def test_* cell whose top level raises": lambda path: write_notebook(
+        path, ["# TEST\nraise ValueError('at import')\ndef test_never():\n    pass"]
+    ),
+    "a Git LFS pointer": lambda path: path.write_text(LFS_POINTER),
+}
+
+
+@pytest.mark.parametrize("plugins", [[], ["timeout"]], ids=["alone", "beside pytest-timeout"])
+@pytest.mark.parametrize("bad", list(UNCOLLECTABLE))
+def test_a_notebook_that_cannot_be_collected_is_one_error_and_the_others_run(
+    pytester: pytest.Pytester, notebook: Any, bad: str, plugins: list[str]
+) -> None:
+    """pytest-timeout hands ntdd's `pytest_timeout_cancel_timer` the collector that
+    failed; reading its module raised again, and the session ended in an INTERNALERROR."""
+    if plugins:
+        pytest.importorskip("pytest_timeout")
+    UNCOLLECTABLE[bad](pytester.path / "broken.ipynb")
+    notebook(["x = 1", "# TEST: x is one\nassert x == 1", "# TEST: a real failure\nassert x == 2"])
+    result = run(pytester, "--ntdd", plugins=plugins)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR collecting broken.ipynb*"])
+    result.stdout.no_fnmatch_line("*INTERNALERROR*")
+
+
+def test_a_git_lfs_pointer_is_named_as_one(pytester: pytest.Pytester) -> None:
+    (pytester.path / "data.ipynb").write_text(LFS_POINTER)
+    result = run(pytester, "--ntdd")
+    result.stdout.fnmatch_lines(["*data.ipynb: a Git LFS pointer, not the notebook*git lfs pull*"])

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import marshal
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import code
+from conftest import code, plugin_env
 
 
 @pytest.fixture
@@ -153,3 +158,98 @@ def test_assert_plain_after_collect_only_stays_plain(
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["E *AssertionError"])  # the failure, shown plain
     assert "Right contains" not in result.stdout.str()
+
+
+def entries(pytester: pytest.Pytester) -> list[Path]:
+    found = list((pytester.path / ".pytest_cache").rglob("*.ntddc"))
+    assert found
+    return found
+
+
+def test_an_entry_with_three_bytes_of_its_code_changed_is_compiled_again(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Damaged bytecode crashes the run that executes it: the checksum is read first."""
+    notebook(["x = 2", "# TEST: x is two\nassert x == 2", "# TEST: x is three\nassert x == 3"])
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1, failed=1)
+    for entry in entries(pytester):
+        data = bytearray(entry.read_bytes())
+        checked = hashlib.sha256(data[32:]).digest() == data[:32]
+        code = marshal.loads(data[32:] if checked else data)[4]
+        at = data.index(code.co_code)
+        for offset in (2, 6, 10):
+            data[at + offset] ^= 0x5A
+        entry.write_bytes(bytes(data))
+    result = pytester.runpytest_subprocess("-p", "no:randomly", "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)
+
+
+def planted(pytester: pytest.Pytester, entry: Path) -> Path:
+    """*entry* replaced by one whose code leaves a file behind, with a valid checksum:
+    what another user who can write the cache could put there."""
+    stored = marshal.loads(entry.read_bytes()[32:])
+    evil = compile(f"open({str(pytester.path / 'planted')!r}, 'w').close()", "x", "exec")
+    payload = marshal.dumps((*stored[:4], evil, *stored[5:]))
+    entry.write_bytes(hashlib.sha256(payload).digest() + payload)
+    return pytester.path / "planted"
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no file owners to check")
+def test_an_entry_others_can_write_is_never_run(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
+) -> None:
+    notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    (entry,) = entries(pytester)
+    marker = planted(pytester, entry)
+    entry.chmod(0o666)
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    assert not marker.exists()
+    assert compiles == ["nb.ipynb", "nb.ipynb"]
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
+def test_an_entry_another_user_owns_is_never_run(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
+) -> None:
+    notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    (entry,) = entries(pytester)
+    marker = planted(pytester, entry)
+    os.chown(entry, 65534, 65534)  # nobody's
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    assert not marker.exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid"), reason="no file owners to check")
+def test_a_cache_folder_made_group_writable_is_made_private(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
+) -> None:
+    notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    folder = next((pytester.path / ".pytest_cache").rglob("ntdd-modules"))
+    folder.chmod(0o777)
+    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
+    assert folder.stat().st_mode & 0o022 == 0
+    assert compiles == ["nb.ipynb"]  # its entries are still this user's
+
+
+@pytest.mark.slow
+def test_modules_stored_under_python_O_are_not_loaded_without_it(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """`python -O` compiles asserts away: its entries must not be what a run without it loads."""
+    notebook(["x = 2", "# TEST: x is three\nassert x == 3"])
+
+    def pytest_run(*flags: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, *flags, "-m", "pytest", "-p", "no:randomly", "--ntdd"]
+        return subprocess.run(
+            [*command, "--assert=plain", "nb.ipynb"],
+            cwd=pytester.path,
+            capture_output=True,
+            text=True,
+            env={**os.environ, **plugin_env()},
+        )
+
+    assert pytest_run("-O").returncode == 0  # no assert left to fail
+    assert pytest_run().returncode == 1, "the -O entry was loaded"

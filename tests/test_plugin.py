@@ -401,3 +401,33 @@ def test_without_ntdd_nbval_still_runs_the_test_cells(
     result = run(pytester, "--nbval-lax", "nb.ipynb", "-v", plugins=["nbval"], subprocess=True)
     result.assert_outcomes(passed=2)
     assert "run by ntdd" not in result.stdout.str()
+
+
+MY_TEMPLATE = (
+    '{% include "module.py.j2" %}\n\n\ndef test_added_by_my_template():\n    assert True\n'
+)
+
+
+def test_a_template_of_ones_own_in_pyproject_is_what_pytest_ntdd_runs(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """`ntdd export` honours `[tool.ntdd] template`; the notebook run must run the same module."""
+    pytester.makefile(".toml", pyproject='[tool.ntdd]\ntemplate = "mine.py.j2"\n')
+    (pytester.path / "mine.py.j2").write_text(MY_TEMPLATE)
+    notebook(["x = 1", "# TEST: x is one\nassert x == 1"])
+    result = pytester.runpytest("-p", "no:randomly", "--ntdd", "nb.ipynb", "-v")  # cache on
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*test_added_by_my_template PASSED*"])
+    (pytester.path / "mine.py.j2").write_text(MY_TEMPLATE.replace("assert True", "assert False"))
+    result = pytester.runpytest("-p", "no:randomly", "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1, failed=1)  # the template changed: not the cached module
+
+
+def test_a_template_in_pyproject_that_is_missing_is_a_usage_error(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    pytester.makefile(".toml", pyproject='[tool.ntdd]\ntemplate = "gone.py.j2"\n')
+    notebook(["# TEST\nassert True"])
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*[[]tool.ntdd[]] template: *gone.py.j2: no such file*"])

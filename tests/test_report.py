@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SAMPLES, code, export, md, run
+from conftest import SAMPLES, code, export, md, raw, run
 from nbformat.v4 import new_output
 
 from ntdd.format.paths import module_path
@@ -327,3 +327,46 @@ def test_in_chromium_the_samples_report_renders_and_takes_a_screenshot(
         pytester.path / "report.html", tmp_path, f"--screenshot={shot}", "--window-size=1280,2000"
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+
+
+class Body(HTMLParser):
+    """The tags of the page's body: what a notebook's cells put there."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self._in_body = False
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_body = self._in_body or tag == "body"
+        if self._in_body:
+            self.tags.append((tag, {name: value or "" for name, value in attrs}))
+
+
+HOSTILE_MARKDOWN = (
+    '<meta http-equiv="refresh" content="0; url=https://example.com/">\n\n'
+    "<style>.ntdd-badge { display: none }</style>\n\n"
+    '<form action="https://example.com/"><input name="token"></form>\n\n'
+    '<base href="https://example.com/">\n\n'
+    "Some **bold** words stay."
+)
+
+
+def test_a_notebooks_markdown_and_raw_cells_cannot_redirect_or_restyle_the_page(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The page's CSP blocks scripts, not a meta refresh, a style sheet, a form or a base."""
+    notebook(
+        [
+            md(HOSTILE_MARKDOWN),
+            raw("<b>raw</b><style>body { color: green }</style>"),
+            "# TEST: fails\nassert False",
+        ]
+    )
+    page = report_of(pytester)
+    tags = {tag for tag, _ in Body(page).tags}
+    assert not tags & {"meta", "style", "form", "input", "base"}, tags
+    assert "<strong>bold</strong>" in page  # markdown is still rendered
+    assert "&lt;b&gt;raw&lt;/b&gt;" in page  # a raw cell shows as its text
+    assert "base-uri 'none'; form-action 'none'" in page

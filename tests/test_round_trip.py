@@ -598,3 +598,47 @@ def test_hard_links_of_the_notebook_and_module_are_kept(tmp_path: Path) -> None:
     assert cells_of(tmp_path / "linked.ipynb")[1].endswith("and x")
     assert (tmp_path / "linked.py").read_bytes() == module.read_bytes()
     assert nb.stat().st_nlink == module.stat().st_nlink == 2
+
+
+def test_a_module_cut_short_inside_its_last_test_is_refused_not_synced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crash mid-write, or an editor saving in place while sync runs: `assert x % 2`
+    from `assert x % 2 == 0` is no edit to carry into the notebook."""
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    module.write_bytes(module.read_bytes()[: -len(b" == 0\n")])
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    assert "ends mid-line inside its last test region (cell 3)" in capsys.readouterr().err
+    assert main(["export", "--check", str(nb)]) != 0
+    assert digest(nb, module) == before
+
+
+def test_a_module_with_merge_conflict_markers_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write(tmp_path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb.py"
+    edit(
+        module,
+        "    assert x == 2\n",
+        "<<<<<<< HEAD\n    assert x == 2\n=======\n    assert x == 3\n>>>>>>> theirs\n",
+    )
+    before = digest(nb, module)
+    assert main(["sync", str(nb)]) == 2
+    assert "git merge-conflict markers at line" in capsys.readouterr().err
+    assert digest(nb, module) == before
+
+
+def test_a_module_saved_with_a_bom_is_not_collected_beside_its_notebook(
+    pytester: pytest.Pytester,
+) -> None:
+    nb = write(pytester.path / "nb.ipynb", CELLS)
+    assert main(["export", str(nb)]) == 0
+    module = pytester.path / "test_nb.py"
+    module.write_bytes(b"\xef\xbb\xbf" + module.read_bytes())
+    result = run(pytester, "--ntdd", ".")
+    result.assert_outcomes(passed=2)  # the notebook's two tests, once

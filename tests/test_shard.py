@@ -36,6 +36,12 @@ def test_a_bad_k_of_n_says_what_is_accepted(text: str) -> None:
         parse_shard(text, "--ntdd-shard")
 
 
+@pytest.mark.parametrize("text", ["1/1025", f"1/{10**20}"])
+def test_more_shards_than_a_matrix_holds_are_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"--ntdd-shard: \d+ shards is more than any CI matrix"):
+        parse_shard(text, "--ntdd-shard")
+
+
 def test_the_heaviest_units_go_first_each_to_the_lightest_shard() -> None:
     weights = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0, "e": 3.0}
     # LPT: a->1, b->2, c->2 (4 < 5), d->1 (5 < 7), e->1? no: loads are 8 and 7, so e->2.

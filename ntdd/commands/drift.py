@@ -21,6 +21,7 @@ from ntdd.errors import GeneratedModuleError
 from ntdd.format.module import (
     Header,
     Region,
+    conflict_marker_line,
     frame_intact,
     markers_in_doubt,
     parse_header,
@@ -127,6 +128,8 @@ def compare(
     fresh = [r for r in parse_regions(expected) if r.kind == "test"]
     matched = match_regions(ours, fresh)
     taken = {id(f) for f in matched.values() if f is not None}
+    states = tuple(RegionState(r, matched[r.marker_line]) for r in ours)
+    ensure_whole(module, text, every, states)
     return Drift(
         notebook=notebook,
         module=module,
@@ -134,11 +137,50 @@ def compare(
         expected=expected,
         text=text,
         header=header,
-        regions=tuple(RegionState(r, matched[r.marker_line]) for r in ours),
+        regions=states,
         added=tuple(f for f in fresh if id(f) not in taken),
         frame_edited=bool(header.frame) and not frame_intact(text, header, every),
         markers_in_doubt=markers_in_doubt(text, every),
     )
+
+
+def ensure_whole(
+    module: Path, text: str, regions: list[Region], states: tuple[RegionState, ...]
+) -> None:
+    """Refuse a module that is not whole: git's conflict markers, or cut short.
+
+    ntdd's format ends with a newline after its last region. A module that
+    stops mid-line inside an edited last region was cut short (a crash
+    mid-write, an editor saving in place while sync ran): reading it as an
+    edit would write the cut line into the notebook. An editor's dropped
+    final newline alone edits nothing and is no damage.
+    """
+    line = conflict_marker_line(text)
+    if line is not None:
+        raise GeneratedModuleError(
+            f"{module}: git merge-conflict markers at line {line}; resolve the conflict first"
+        )
+    last = max(regions, key=lambda r: r.marker_line, default=None)
+    cut = [s.region for s in states if s.edited and s.region is last]
+    if cut and not _ends_with_newline(module):
+        raise GeneratedModuleError(
+            f"{module}: ends mid-line inside its last test region (cell {cut[0].index}), "
+            "where ntdd's format ends with a newline: it looks cut short, so it is not read "
+            "as an edit. Export again to restore it, or end the file with a newline if the "
+            "edit is yours"
+        )
+
+
+def _ends_with_newline(module: Path) -> bool:
+    try:
+        with module.open("rb") as f:
+            f.seek(0, 2)
+            if f.tell() == 0:
+                return False
+            f.seek(-1, 2)
+            return f.read(1) in (b"\n", b"\r")
+    except OSError:
+        return True  # reading it again will say what is wrong
 
 
 def match_regions(ours: list[Region], fresh: list[Region]) -> dict[int, Region | None]:

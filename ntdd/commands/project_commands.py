@@ -34,7 +34,7 @@ def faults_command(args: argparse.Namespace) -> int:
         min_kill_rate=args.min_kill_rate,
     )
     if args.report is not None:
-        append_to(args.report, "")  # before the runs, which take minutes: can it be written?
+        append_to(args.report, "", "--report")  # before the runs, which take minutes
 
     def show(report: NotebookReport) -> None:
         if report.status == UNREADABLE:
@@ -57,7 +57,7 @@ def faults_command(args: argparse.Namespace) -> int:
             print(summary_table(summary) + "\n")
         print(verdict_line(summary))
     if args.report is not None:
-        append_to(args.report, markdown(summary))
+        append_to(args.report, markdown(summary), "--report")
     return code
 
 
@@ -79,17 +79,20 @@ def list_command(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     print(f"ntdd: {plural(len(found), 'notebook')}: {why}", file=sys.stderr)
     if args.summary is not None:
-        append_to(args.summary, f"**Notebooks:** testing {len(found)}: {why}.\n\n")
+        append_to(args.summary, f"**Notebooks:** testing {len(found)}: {why}.\n\n", "--summary")
     return OK
 
 
-def append_to(path: Path, text: str) -> None:
+def append_to(path: Path, text: str, option: str) -> None:
     """Append Markdown to a summary (`$GITHUB_STEP_SUMMARY`); one that cannot be written
     is bad input, said in one line."""
+    from ntdd.notebook.files import check_results_file
+
+    check_results_file(path, option)  # a notebook given where the file was meant, or a folder
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as f:
-            f.write(text)
+        with path.open("ab") as f:  # one write: all of the text or none
+            f.write(text.encode("utf-8", "backslashreplace"))
     except OSError as e:
         reason = (e.strerror or type(e).__name__).lower()
         raise NtddError(f"{path}: cannot write it: {reason}") from e

@@ -142,6 +142,41 @@ class FileChangedError(NtddError):
     """A file changed on disk since it was read: writing would undo that change."""
 
 
+def check_results_file(path: Path, option: str, shown: str | None = None) -> None:
+    """Refuse, before a run, a file for its results (a report, a summary, durations)
+    that would destroy a notebook or that cannot be written.
+
+    An option that takes a value swallows the notebook meant as the run's
+    argument (`pytest --ntdd --ntdd-report nb.ipynb`); a symlink may lead to
+    one. Either would be overwritten, or have Markdown appended to its JSON.
+    *shown* is the path as the user gave it, for messages.
+    """
+    shown = shown or str(path)
+    target = path.resolve()
+    through = f" (through the link {shown})" if target != path.absolute() else ""
+    if target.suffix == ".ipynb" or (target.exists() and is_notebook_file(target, given=True)):
+        raise FileWriteError(
+            f"{option} {shown}: is a notebook{through}; the results would overwrite it. "
+            f"Give the file to write after {option} (e.g. {option} {_example(option)}), "
+            "and the notebooks after it"
+        )
+    if target.is_dir():
+        raise FileWriteError(f"{option} {shown}: is a folder; give a file name")
+    if target.exists():
+        if target.is_file() and _read_only(target):
+            raise FileWriteError(f"{option} {shown}: read-only; not writing it")
+        return
+    folder = next(p for p in target.parents if p.exists())
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise FileWriteError(f"{option} {shown}: cannot write it: {folder} is not writable")
+
+
+def _example(option: str) -> str:
+    if option == "--ntdd-report":
+        return "report.html"
+    return "durations.json" if "durations" in option else f"{option.strip('-')}.md"
+
+
 def write_atomic(
     path: Path, text: str | bytes, newline: str = "\n", was: bytes | None = None
 ) -> None:

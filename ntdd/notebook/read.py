@@ -101,7 +101,16 @@ def read_bytes(path: Path) -> bytes:
         raise NotebookReadError(f"{path}: cannot be read: {reason.lower()}") from e
 
 
+# The first line of a file Git LFS stores in place of the notebook it tracks.
+_LFS_POINTER = "version https://git-lfs.github.com/spec/"
+
+
 def _json_problem(text: str, e: json.JSONDecodeError) -> str:
+    if text.startswith(_LFS_POINTER):
+        return (
+            "a Git LFS pointer, not the notebook: fetch the file with `git lfs pull` "
+            "(on GitHub Actions: actions/checkout with `lfs: true`)"
+        )
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line == "=======":
             return f"git merge-conflict markers at line {lineno}; resolve the conflict first"

@@ -134,6 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _register_scale_plugins(config: pytest.Config) -> None:
     """Sharding, durations, the job summary and the report: loaded only when asked for."""
+    _check_results_files(config)
     if config.getoption("ntdd_shard") or config.getoption("ntdd_store_durations"):
         from ntdd.plugin.shards import durations_recorder, shard_plugin
 
@@ -152,6 +153,26 @@ def _register_scale_plugins(config: pytest.Config) -> None:
         from ntdd.plugin.report import report_writer
 
         config.pluginmanager.register(report_writer(config, report), "ntdd-report")
+
+
+def _check_results_files(config: pytest.Config) -> None:
+    """The files the run is to write its results to, checked before it runs."""
+    given = [
+        (option, config.getoption(dest))
+        for option, dest in (
+            ("--ntdd-summary", "ntdd_summary"),
+            ("--ntdd-store-durations", "ntdd_store_durations"),
+        )
+    ]
+    given.append(("--ntdd-report", _report_path(config)))
+    given = [(option, raw) for option, raw in given if raw]
+    if not given:
+        return
+    from ntdd.plugin import results_files
+
+    for option, raw in given:
+        results_files.check(config, option, raw)
+    config.pluginmanager.register(results_files.ResultsFileErrors(config), "ntdd-results-files")
 
 
 def _report_path(config: pytest.Config) -> str | None:
@@ -241,6 +262,7 @@ def _settings(config: pytest.Config) -> Settings:
 
 def _read_settings(config: pytest.Config) -> Settings:
     from ntdd.config import load_config, parse_devices, parse_timeout
+    from ntdd.errors import ConfigError
     from ntdd.parameters import Parameters, parse_assignments
     from ntdd.runtime.settings import Settings
 
@@ -254,12 +276,15 @@ def _read_settings(config: pytest.Config) -> Settings:
         timeout = DEFAULT_TIMEOUT  # a hung cell must not hang CI until the job is killed
     ini = Parameters(parse_assignments(config.getini("ntdd_parameters"), "ntdd_parameters"))
     given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
+    if file.template is not None and not file.template.is_file():
+        raise ConfigError(f"[tool.ntdd] template: {file.template}: no such file")
     ini_untested = config.getini("ntdd_run_untested")
     return Settings(
         enabled=bool(enabled),
         devices=devices or DEFAULT_DEVICES,
         timeout=timeout or None,
         parameters=given.over(ini.over(file.parameters)),
+        template=file.template,
         run_untested=bool(
             config.getoption("ntdd_run_untested")
             or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)

@@ -22,6 +22,9 @@ from pathlib import Path
 
 from ntdd.errors import ConfigError
 
+# More shards than any CI matrix holds (GitHub Actions: 256 jobs; GitLab: 200) is a
+# typo: refused before the partition's per-shard bins are made.
+MAX_SHARDS = 1024
 _SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 
 
@@ -52,6 +55,11 @@ def parse_shard(text: str, where: str) -> Shard:
     if not 1 <= index <= count:
         raise ConfigError(
             f"{where}: expected K/N, the K-th of N shards with 1 <= K <= N (e.g. 2/4); got {text!r}"
+        )
+    if count > MAX_SHARDS:
+        raise ConfigError(
+            f"{where}: {count} shards is more than any CI matrix runs (GitHub Actions: 256 "
+            f"jobs); N is at most {MAX_SHARDS}"
         )
     return Shard(index, count)
 

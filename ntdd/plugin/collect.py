@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from ntdd.errors import NotPythonError, NtddError
+from ntdd.format.module import render_fingerprint
 from ntdd.format.paths import module_path
 from ntdd.notebook.cell_code import quiet_syntax_warnings, source_lines, to_python
 from ntdd.notebook.cell_names import asserts_at_import, bound_names, import_time_reads
@@ -31,6 +32,7 @@ from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline import build_module
+from ntdd.pipeline.templates import module_templates
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
@@ -84,9 +86,11 @@ class NotebookModule(pytest.Module):
     def _key(self, cache: ModuleCache, data: bytes, inputs: Path) -> str:
         settings = settings_of(self.config)
         parameters = settings.parameters.for_notebook(self.path)
+        template = settings.template
+        rendered_by = render_fingerprint(module_templates(template)) if template else ""
         untested = f"run_untested={settings.run_untested}"
-        parts = (self._filename, str(self._resolved), str(inputs), repr(parameters), untested)
-        return cache.key(data, *parts)
+        parts = (self._filename, str(self._resolved), str(inputs), repr(parameters), rendered_by)
+        return cache.key(data, *parts, untested)
 
     def _usable(self, stored: Entry | None, path: Path, data: bytes) -> Entry:
         """The cached entry where this run can import it as it is, else one compiled now."""
@@ -103,7 +107,12 @@ class NotebookModule(pytest.Module):
         parameters = settings.parameters.for_notebook(self.path)
         notebook = notebook_of_bytes(data, path)
         plan, source = build_module(
-            notebook, parameters, in_memory=True, run_untested=settings.run_untested
+            notebook,
+            parameters,
+            None,
+            settings.template,
+            in_memory=True,
+            run_untested=settings.run_untested,
         )
         assert source is not None
         code, structure_only = _compile(source, self._filename, self.config, plan)

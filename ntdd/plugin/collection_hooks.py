@@ -100,13 +100,22 @@ class CollectionHooks:
         return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        """Under coverage without ntdd's plugin, say how notebooks get measured."""
-        if not self.settings.enabled or not _coverage_lacks_plugin():
+        """Under coverage, say what it measures of notebooks: nothing without ntdd's
+        plugin, and with it their lines, never their branches."""
+        measuring = _coverage_measuring() if self.settings.enabled else None
+        if measuring is None:
             return []
-        return [
-            "ntdd: coverage measures notebooks only with its plugin: add "
-            'plugins = ["ntdd.coverage"] under [tool.coverage.run] (or [run] in .coveragerc)'
-        ]
+        if "ntdd.coverage" not in (measuring.get_option("run:plugins") or []):
+            return [
+                "ntdd: coverage measures notebooks only with its plugin: add "
+                'plugins = ["ntdd.coverage"] under [tool.coverage.run] (or [run] in .coveragerc)'
+            ]
+        if measuring.get_option("run:branch"):
+            return [
+                "ntdd: coverage measures notebooks' lines, not their branches: "
+                "with --cov-branch their rows count no branches"
+            ]
+        return []
 
     def pytest_report_collectionfinish(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -196,14 +205,11 @@ class CollectionHooks:
         return make_scheduler(config, log)
 
 
-def _coverage_lacks_plugin() -> bool:
-    """Whether coverage.py is measuring this process without ntdd's plugin."""
+def _coverage_measuring() -> Any:
+    """The coverage.py measurement of this process, if any (coverage is not imported for it)."""
     module = sys.modules.get("coverage")
     current = getattr(getattr(module, "Coverage", None), "current", None)
-    measuring = current() if current is not None else None
-    if measuring is None:
-        return False
-    return "ntdd.coverage" not in (measuring.get_option("run:plugins") or [])
+    return current() if current is not None else None
 
 
 def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
@@ -272,9 +278,12 @@ def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pyte
 
 @functools.lru_cache(maxsize=4096)
 def _generated_from(path: Path) -> Path | None:
-    """The notebook a generated module names in its header, or None."""
+    """The notebook a generated module names in its header, or None.
+
+    An editor may have saved it with a byte-order mark: still the notebook's module.
+    """
     try:
-        with path.open(encoding="utf-8") as f:
+        with path.open(encoding="utf-8-sig") as f:
             head = f.read(1024)
     except (OSError, UnicodeDecodeError):
         return None

@@ -17,6 +17,16 @@ def runtime_of(item: pytest.Item) -> Any:
     return module.__ntdd__ if module is not None else None
 
 
-def notebook_module(item: pytest.Item) -> Any:
-    module = getattr(item, "module", None)
+def notebook_module(node: object) -> Any:
+    """The generated module a test item was collected from; None for anything else.
+
+    Plugins call ntdd's hooks with nodes of every kind: pytest-timeout's
+    `pytest_exception_interact` hands `pytest_timeout_cancel_timer` the
+    collector that just failed. A collector's `module` imports its module
+    (again, for one that failed: its error raised once more, or its code run
+    twice), so only an item's, which collection already imported, is read.
+    """
+    if not isinstance(node, pytest.Item):
+        return None
+    module = getattr(node, "module", None)
     return module if module is not None and hasattr(module, "__ntdd__") else None

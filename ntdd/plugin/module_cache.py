@@ -7,12 +7,20 @@ compiled module: the notebook's bytes, its test parameters, whether the run
 makes a notebook without tests a test (`--ntdd-run-untested`), the name it is
 compiled under, ntdd (its format, templates, version and code), pytest's
 version, assertion mode and assertion pass hook, and the Python that
-compiled it. An entry that
-does not load, or does not say the key it was stored under, is not used. An
-entry `--collect-only` stored says that its asserts are not rewritten; the
-first run that runs its tests rewrites them and stores it again.
+compiled it, with its optimization level (`-O` strips asserts). An entry
+`--collect-only` stored says that its asserts are not rewritten; the first
+run that runs its tests rewrites them and stores it again.
+
+An entry is code that runs as it is loaded, so only what this user wrote is
+trusted, as git trusts only a repository its user owns: a folder or entry
+owned by another user, or that another user could have written (group- or
+world-writable), is not used. An entry carries a checksum of its bytes,
+checked before they are unmarshalled (damaged marshal data can crash the
+interpreter); an entry that fails it, or does not say the key it was stored
+under, is compiled again.
 The cache lives in pytest's cache folder; `-p no:cacheprovider` switches it off,
-and so does a folder that cannot be written (a read-only checkout).
+and so does a folder that cannot be written (a read-only checkout) or that
+this user does not own alone.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ import functools
 import hashlib
 import marshal
 import os
+import stat
 import sys
 import tempfile
 import types
@@ -35,7 +44,9 @@ from ntdd.format.module import FORMAT, render_fingerprint
 from ntdd.notebook.positions import FileLines
 from ntdd.pipeline.templates import module_templates
 
-_MAGIC = "ntdd-module-3"
+_MAGIC = "ntdd-module-4"
+_CHECKSUM = hashlib.sha256().digest_size  # an entry's first bytes: the SHA-256 of the rest
+_OTHERS_WRITE = stat.S_IWGRP | stat.S_IWOTH
 _session_cache = pytest.StashKey["ModuleCache | None"]()
 
 
@@ -77,6 +88,8 @@ class ModuleCache:
             return None
         try:
             folder = Path(cache.mkdir("ntdd-modules"))
+            if not _own_alone(folder, os.stat(folder)):
+                return None  # another user's, or theirs to write: its entries could be anyone's
         except OSError:  # a read-only checkout: compile every notebook, as without a cache
             return None
         mode = str(config.getoption("assertmode", "rewrite"))
@@ -92,8 +105,18 @@ class ModuleCache:
 
     def load(self, key: str) -> Entry | None:
         """The entry stored under *key*; None when there is none, or it is unusable."""
+        path = self._path(key)
         try:
-            stored = marshal.loads(self._path(key).read_bytes())
+            with open(path, "rb") as f:
+                if not _own_alone(path, os.fstat(f.fileno())) or not _own_alone(
+                    path.parent, os.stat(path.parent)
+                ):
+                    return None
+                data = f.read()
+            checksum, payload = data[:_CHECKSUM], data[_CHECKSUM:]
+            if hashlib.sha256(payload).digest() != checksum:
+                return None  # damaged: unmarshalling it could crash the interpreter
+            stored = marshal.loads(payload)
             magic, stored_key, source, warnings, code, file_lines, structure_only = stored
         except (OSError, EOFError, ValueError, TypeError):
             return None
@@ -108,7 +131,7 @@ class ModuleCache:
     def store(self, key: str, entry: Entry) -> None:
         """Write *entry* under *key*, atomically; a cache that cannot be written is no error."""
         path = self._path(key)
-        data = marshal.dumps(
+        payload = marshal.dumps(
             (
                 _MAGIC,
                 key,
@@ -119,9 +142,10 @@ class ModuleCache:
                 entry.structure_only,
             )
         )
+        data = hashlib.sha256(payload).digest() + payload
         with contextlib.suppress(OSError):
             if path.parent not in self._made:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 self._made.add(path.parent)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             try:
@@ -134,6 +158,22 @@ class ModuleCache:
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.ntddc"
+
+
+def _own_alone(path: Path, status: os.stat_result) -> bool:
+    """Whether *path* (as *status* describes it) is this user's, and no one else's to write.
+
+    A cache folder ntdd made with a permissive umask is this user's: it is
+    made private rather than refused.
+    """
+    if not hasattr(os, "getuid"):  # Windows: no owners to compare; ACLs decide
+        return True
+    if status.st_uid != os.getuid():
+        return False
+    if status.st_mode & _OTHERS_WRITE and stat.S_ISDIR(status.st_mode):
+        os.chmod(path, stat.S_IMODE(status.st_mode) & ~_OTHERS_WRITE)
+        return True
+    return not status.st_mode & _OTHERS_WRITE
 
 
 @functools.cache
@@ -159,6 +199,7 @@ def _salt(assert_mode: str, assertion_pass_hook: bool) -> str:
             f"pass-hook={assertion_pass_hook}",  # the rewriter emits the hook's calls or not
             sys.implementation.cache_tag or "",
             sys.version,
+            f"optimize={sys.flags.optimize}",  # compile() strips asserts under -O
             *stamps,
         ]
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
@@ -129,12 +130,15 @@ class ReportWriter:
         self.counts[outcome] += 1
         results.tests.append(_result(report, outcome))
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the page
         from ntdd.plugin.report_html import write_report
 
-        write_report(self.path, self.results())
+        results = self.results()
+        results_files.write(
+            session, "--ntdd-report", self.path, lambda: write_report(self.path, results)
+        )
 
     def results(self) -> RunResults:
         """What the run did, each notebook in collection order."""

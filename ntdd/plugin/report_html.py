@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ntdd.errors import NtddError
+from ntdd.notebook.files import write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.templates import template_dir
 from ntdd.plugin.report import NotebookResults, RunResults, TestResult
@@ -27,9 +28,9 @@ WORST = ("error", "failed", "xpassed", "passed", "xfailed", "skipped")
 
 
 def write_report(path: Path, run: RunResults) -> None:
-    """Render *run* and write it to *path*."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(run), encoding="utf-8")
+    """Render *run* and write it to *path*, atomically; a lone surrogate (a file name
+    a cell printed that is not UTF-8) is written as its escape."""
+    write_atomic(path, render_report(run).encode("utf-8", "backslashreplace"))
 
 
 def render_report(run: RunResults) -> str:

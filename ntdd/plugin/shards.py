@@ -20,6 +20,7 @@ import pytest
 
 from ntdd.errors import ConfigError
 from ntdd.notebook.files import write_atomic
+from ntdd.plugin import results_files
 from ntdd.plugin.balance import (
     Shard,
     Weights,
@@ -150,7 +151,7 @@ class DurationsRecorder:
         if unit is not None:
             self.seconds[unit] = self.seconds.get(unit, 0.0) + report.duration
 
-    def pytest_sessionfinish(self, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Merge into the file: units that ran replace their entries, the rest stay.
 
         Only after a run that finished (passed or failed): an interrupted run's
@@ -161,7 +162,8 @@ class DurationsRecorder:
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return
         old = load_durations(self.path, self.where) if self.path.exists() else {}
-        write_atomic(self.path, dump_durations({**old, **self.seconds}))
+        text = dump_durations({**old, **self.seconds})
+        results_files.write(session, self.where, self.path, lambda: write_atomic(self.path, text))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.seconds and not _is_worker(self.config):

@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from ntdd.plugin import results_files
+
 MAX_LISTED = 50  # failures listed in full; GitHub caps a step summary at 1 MiB
 ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")  # others follow, as met
 NOT_OUTCOMES = frozenset({"", "warnings", "deselected"})  # the terminal's other keys
@@ -60,16 +62,22 @@ class SummaryWriter:
             self.counts["error"] += 1
             self.problems.append(_problem(report, "error"))
 
-    def pytest_sessionfinish(self, exitstatus: int) -> None:
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the summary
         counts, problems = self._terminals_tally() or (self.counts, self.problems)
         failed = exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         seconds = time.monotonic() - self.started
         text = render(self.title, counts, problems, seconds, failed=failed)
+        results_files.write(session, "--ntdd-summary", self.path, lambda: self._append(text))
+
+    def _append(self, text: str) -> None:
+        """One write, in append mode: the job summary's earlier steps stay, and a reader
+        sees all of this run's text or none (a lone surrogate, from a file name
+        printed, is written as its escape)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as f:
-            f.write(text)
+        with self.path.open("ab") as f:
+            f.write(text.encode("utf-8", "backslashreplace"))
 
     def _terminals_tally(self) -> tuple[Counter[str], list[Problem]] | None:
         """The counts of pytest's terminal line, and its failures and errors.

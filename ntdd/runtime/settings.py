@@ -9,6 +9,7 @@ plugin (autoloading switched off) gets the defaults.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -25,6 +26,7 @@ class Settings:
     devices: tuple[str, ...] = DEFAULT_DEVICES
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
+    template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
     run_untested: bool = False  # a notebook without tests is one test: it runs to its end
 
 

@@ -65,6 +65,7 @@ from ntdd.format.module.header import (
 from ntdd.format.module.regions import (
     MARKER_START,
     Region,
+    conflict_marker_line,
     end_marker,
     marker,
     marker_id,
@@ -95,6 +96,7 @@ __all__ = [
     "Header",
     "Region",
     "cell_code_note",
+    "conflict_marker_line",
     "end_marker",
     "finish",
     "frame_intact",

@@ -272,6 +272,14 @@ def _frame_of(texts: list[str], found: list[tuple[int, re.Match[str]]], chosen: 
     return frame_digest(texts, regions, (FRAME_FIELD, VERSION_FIELD)) if regions else ""
 
 
+def conflict_marker_line(text: str) -> int | None:
+    """The first line of git's merge-conflict markers in *text*, if any (1-based)."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith(("<<<<<<< ", ">>>>>>> ")) or line in ("=======", "<<<<<<<", ">>>>>>>"):
+            return number
+    return None
+
+
 def region_sha(text: str) -> str:
     """The short hash a test region's marker records."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
