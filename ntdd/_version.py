@@ -1,3 +1,0 @@
-"""The version of ntdd: the one place it is written (pyproject.toml reads it)."""
-
-__version__ = "0.1.0"
