@@ -159,3 +159,22 @@ def test_dating_the_coming_release_is_all_its_tag_needs(tmp_path: Path) -> None:
         text = text.replace(f"## [{version}] - unreleased", f"## [{version}] - 2027-01-02")
     done = check_tag(tag, text, tmp_path)
     assert done.returncode == 0, done.stdout
+
+
+# -- what the docs tell users to install -----------------------------------------
+
+# A console line that installs ntdd from an index: `$ pip install ntdd`, `'ntdd[torch]'`;
+# not from the repository (`'ntdd @ git+…'`) nor a wheel (`dist/ntdd-*.whl`).
+FROM_AN_INDEX = re.compile(r"^\$ (?:python3? -m )?pip install (?!.*@)['\"]?ntdd\b", re.MULTILINE)
+
+
+def test_the_docs_install_ntdd_from_pypi_only_once_it_is_released() -> None:
+    """Until the newest section of the changelog is dated, `pip install ntdd` finds
+    no distribution, and no page says to run it; from release day on, the README does."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    telling = {p.name for p in pages if FROM_AN_INDEX.search(p.read_text(encoding="utf-8"))}
+    (_, date), *_ = [(m["version"], m["date"]) for m in HEADING.finditer(CHANGELOG.read_text())][1:]
+    if date == "unreleased":
+        assert telling == set()
+    else:
+        assert "README.md" in telling
