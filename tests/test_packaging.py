@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -210,6 +211,11 @@ def test_the_metadata_names_the_licence_and_passes_twine_check(release: Release)
     assert metadata["License-File"] == "LICENSE"
     assert metadata["Description-Content-Type"] == "text/markdown"
     assert metadata["Project-URL"] == "Homepage, https://github.com/ntdd-dev/ntdd"
+    # PyPI shows the README away from the repository: its links lead to GitHub.
+    description = metadata.get_payload()
+    assert description.startswith("# ntdd — notebooks as test suites\n")
+    assert "](https://github.com/ntdd-dev/ntdd/blob/main/docs/running.md)" in description
+    assert re.findall(r"\]\((?!https://)", description) == []
 
 
 @pytest.mark.slow
