@@ -67,9 +67,11 @@ def run_job(
     install: str = "none",
     skip: Collection[str] = (),
     until: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> JobRun:
     """Run *job*'s `run:` steps; each must succeed. *skip* names steps not to run
-    here; *until* names the last step to run."""
+    here; *until* names the last step to run; *env* is set for every step, over
+    what the runner sets (`GITHUB_REF_NAME` for a tag's run)."""
     temp.mkdir(parents=True, exist_ok=True)
     contexts = {
         "github.event_name": event,
@@ -83,7 +85,7 @@ def run_job(
             continue
         name = step.get("name", step["run"][:30])
         if name not in skip:
-            _run_step(step, name, repo, temp, contexts, event, install, done)
+            _run_step(step, name, repo, temp, contexts, event, install, done, env or {})
         if name == until:
             break
     return done
@@ -114,6 +116,7 @@ def _run_step(
     event: str,
     install: str,
     done: JobRun,
+    job_env: Mapping[str, str],
 ) -> None:
     output_file = temp / "output.txt"
     output_file.write_text("")
@@ -135,6 +138,7 @@ def _run_step(
         PIP_TIMEOUT="5",
         PATH=VENV_PATH,
     )
+    env.update(job_env)
     result = run_script(_installs(_expand(step["run"], contexts), install), repo, env)
     done.ran.append(name)
     assert result.returncode == 0, f"{name}:\n{result.stdout}\n{result.stderr}"
