@@ -261,6 +261,26 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     ) in notes
 
 
+def test_init_finds_modules_committed_wherever_export_check_finds_them(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exported once with `-o tests/notebooks`, and no [tool.ntdd] output: `ntdd export
+    --check` finds them by their headers, so init checks them, and the check passes."""
+    assert main(["export", "notebooks", "-o", "tests/notebooks"]) == 0
+    commit(repo, "the modules, in tests/notebooks")
+    workflow, notes = dry_run(capsys)
+    assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
+    done = run_job(
+        workflow,
+        "notebooks",
+        repo=repo,
+        temp=tmp_path / "ci",
+        event="push",
+        until="Check the generated test modules are current",
+    )
+    assert done.ran[-1] == "Check the generated test modules are current"
+
+
 def test_init_finds_the_notebooks_folder_and_what_to_install(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -143,10 +143,13 @@ def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
 
 
 def _module(root: Path, notebook: str, out_dir: Path | None) -> str:
-    """The notebook's module, relative to *root*."""
-    from ntdd.format.paths import module_path
+    """The notebook's module, relative to *root*, found as the workflow's
+    `ntdd export --check NOTEBOOK` finds it: where export writes it, else
+    wherever a module's header names the notebook (`-o tests/notebooks` once)."""
+    from ntdd.format.paths import find_module
 
-    module = module_path(root / notebook, out_dir)
+    path = root / notebook
+    module = find_module(path, out_dir, path.parent)
     return Path(os.path.relpath(module, root)).as_posix()
 
 
