@@ -507,6 +507,39 @@ def test_a_pull_request_tests_what_its_change_can_break(
     assert reason in done.summary
 
 
+@pytest.mark.parametrize(
+    ("export_args", "module"),
+    [
+        (["-o", "tests/notebooks"], "tests/notebooks/ch2/test_train.py"),
+        ([], "notebooks/ch2/test_train.py"),
+    ],
+    ids=["in tests/notebooks", "beside the notebook"],
+)
+def test_a_pull_request_that_only_edits_a_module_tests_its_notebook_as_the_hook_checks_it(
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    export_args: list[str],
+    module: str,
+) -> None:
+    assert main(["export", "notebooks", *export_args]) == 0
+    base = commit(repo, "the modules")
+    workflow, _ = dry_run(capsys)
+    if module.startswith("tests/"):  # the paths: filter starts the workflow for it
+        assert "tests/notebooks/**" in yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    edited = (repo / module).read_text().replace("reverse=True", "reverse=False")
+    change(repo, {module: edited})
+    done = pick(workflow, repo, tmp_path, base)
+    assert done.notebooks() == ["notebooks/ch2/train.ipynb"]
+    # and the check CI runs on it fails, as the pre-commit hook's does on the module
+    check = steps(workflow)["Check the generated test modules are current"]["run"]
+    ci = run_script(check, repo, {"PATH": VENV_PATH, "RUNNER_TEMP": str(tmp_path / "ci")})
+    hook = run_script(f"ntdd export --check --skip-other-files {module}", repo, {"PATH": VENV_PATH})
+    assert ci.returncode != 0 and hook.returncode == 1
+    assert f"{module}: hand-edited in cell 2" in ci.stdout
+    assert f"{module}: hand-edited in cell 2" in hook.stdout
+
+
 def test_a_deleted_notebook_is_not_tested(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

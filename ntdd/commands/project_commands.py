@@ -73,7 +73,7 @@ def list_command(args: argparse.Namespace) -> int:
     else:
         tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
         changed = _names(args.changed, end) if args.changed else None
-        picked = pick(tracked, args.paths, changed, args.depends_on)
+        picked = pick(tracked, args.paths, changed, args.depends_on, _sources(changed or []))
         found, why = list(picked.notebooks), picked.why
     sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
     sys.stdout.flush()
@@ -104,6 +104,15 @@ def _names(source: Path, end: bytes) -> list[str]:
             f"{source}: cannot be read: {(e.strerror or type(e).__name__).lower()}"
         ) from e
     return [os.fsdecode(name) for name in data.split(end) if name]
+
+
+def _sources(changed: Sequence[str]) -> dict[str, Path]:
+    """The notebook each changed generated module names in its header, as the
+    pre-commit hook pairs a staged module with its notebook."""
+    from ntdd.format.paths import source_of
+
+    found = {name: source_of(Path(name)) for name in changed if name.endswith(".py")}
+    return {name: notebook for name, notebook in found.items() if notebook is not None}
 
 
 def _on_disk(paths: Sequence[str]) -> list[str]:

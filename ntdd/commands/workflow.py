@@ -7,8 +7,9 @@ options into `WorkflowOptions` and notes that say what was decided and why;
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import jinja2
 
@@ -50,6 +51,7 @@ class WorkflowOptions:
     python: str = "3.11"
     check: bool = False  # run `ntdd export --check`: the modules are committed
     modules: str | None = None  # where the modules are, when `-o` must say so
+    module_folders: tuple[str, ...] = ()  # committed modules' folders outside the notebooks'
     requirements: bool = False  # install requirements.txt
     package: bool = False  # install the repository itself (`pip install -e .`)
     cache_key: str | None = None  # the file whose hash keys pip's cache; none: no cache
@@ -81,6 +83,7 @@ def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
         python=asked.python,
         check=check,
         modules=asked.modules if check else None,
+        module_folders=_module_folders(found, asked.modules) if check else (),
         requirements=found.requirements,
         package=found.package is not None,
         cache_key=REQUIREMENTS if found.requirements else found.package,
@@ -137,6 +140,17 @@ def _export_check_step(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
     return True, notes
 
 
+def _module_folders(found: Survey, modules: str | None) -> tuple[str, ...]:
+    """The folders of the committed modules that lie outside the notebooks' folder: a
+    pull request that only edits a module there must start the workflow too."""
+    folders = {str(PurePosixPath(m).parent) for m in found.committed_modules}
+    folders |= {PurePosixPath(modules).as_posix()} if modules else set()
+    top = found.notebooks_dir
+    outside = sorted(f for f in folders if top != "." and f != top and not f.startswith(top + "/"))
+    common = (os.path.commonpath(outside) or ".") if outside else "."
+    return (common,) if common != "." else tuple(outside)
+
+
 def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
     names = ", ".join(notebooks[:shown])
     more = f" and {len(notebooks) - shown} more" if len(notebooks) > shown else ""
@@ -185,11 +199,13 @@ def render_workflow(options: WorkflowOptions) -> str:
 
 
 def trigger_paths(options: WorkflowOptions) -> list[str]:
-    """The `paths:` that start the workflow; none (every change) for notebooks at the top."""
-    if options.notebooks == ".":
+    """The `paths:` that start the workflow; none (every change) for notebooks, or
+    modules, at the top."""
+    if "." in (options.notebooks, *options.module_folders):
         return []
     return [
         f"{options.notebooks}/**",
+        *(f"{folder}/**" for folder in options.module_folders),
         *(f"**/{name}" for name in DEPENDENCY_FILES),
         f".github/workflows/{options.workflow_name}",
     ]
