@@ -123,6 +123,7 @@ def _on_disk(paths: Sequence[str]) -> list[str]:
 
 def init_command(args: argparse.Namespace) -> int:
     """`ntdd init`: survey the repository and write (or print) its CI workflow."""
+    from ntdd.commands.origin import given, installed_origin
     from ntdd.commands.survey import survey
     from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
 
@@ -137,8 +138,10 @@ def init_command(args: argparse.Namespace) -> int:
         gpu_runner=args.gpu_runner,
         shards=args.shards,
         workflow_name=args.output.name,
+        nbval=not args.no_nbval,
     )
-    options, notes = plan(survey(root, args.notebooks, args.modules), asked)
+    ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
+    options, notes = plan(survey(root, args.notebooks, args.modules), asked, ntdd)
     text = render_workflow(options)
     for note in notes:  # with --dry-run, stdout is the workflow alone
         print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
@@ -159,6 +162,9 @@ def _check_init_args(args: argparse.Namespace, root: Path) -> None:
     label = args.gpu_runner
     if label is not None and (not label.strip() or any(c in label for c in ",\n\r\"'")):
         raise NtddError(f"--gpu-runner {label!r}: expected a runner label, such as gpu or cuda")
+    spec = args.ntdd_from
+    if spec is not None and (not spec.strip() or any(c in spec for c in "\n\r")):
+        raise NtddError(f"--ntdd-from {spec!r}: expected a pip requirement, such as ntdd==0.1.0")
     if args.output.exists() and not (args.force or args.dry_run):
         raise NtddError(f"{args.output}: exists; not overwriting it (use --force)")
     top = git_top(root)

@@ -14,6 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ntdd.commands.origin import Checkout
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
 
@@ -71,6 +72,22 @@ def git_top(root: Path) -> Path | None:
     """The top folder of the git work tree holding *root*, or None outside one."""
     done = _git(root, "rev-parse", "--show-toplevel")
     return Path(done.strip()).resolve() if done is not None else None
+
+
+def checkout_of(folder: Path) -> Checkout | None:
+    """The git state of the work tree holding *folder*: the remote its branch tracks (else
+    `origin`, else the only one), the commit, and whether it is dirty or unpushed."""
+    commit = _git(folder, "rev-parse", "HEAD")
+    if commit is None:
+        return None
+    upstream = (_git(folder, "rev-parse", "--abbrev-ref", "@{upstream}") or "").strip()
+    remotes = (_git(folder, "remote") or "").split()
+    name = upstream.split("/")[0] if upstream else "origin" if "origin" in remotes else None
+    name = name or (remotes[0] if len(remotes) == 1 else None)
+    remote = (_git(folder, "config", "--get", f"remote.{name}.url") or "").strip() if name else ""
+    dirty = bool((_git(folder, "status", "--porcelain", "--untracked-files=no") or "").strip())
+    holders = (_git(folder, "branch", "-r", "--contains", commit.strip()) or "").strip()
+    return Checkout(remote or None, commit.strip(), dirty, pushed=bool(holders))
 
 
 def _git_files(root: Path, *which: str) -> set[str] | None:

@@ -8,11 +8,13 @@ options into `WorkflowOptions` and notes that say what was decided and why;
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import jinja2
 
+from ntdd.commands.origin import Origin
 from ntdd.commands.survey import REQUIREMENTS, Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
@@ -59,6 +61,9 @@ class WorkflowOptions:
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
+    nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
+    ntdd: str = "ntdd[nbval,jupytext,nbconvert]"  # the CPU job's pip requirement for ntdd
+    ntdd_gpu: str = "ntdd[jupytext]"
 
 
 @dataclass(frozen=True)
@@ -73,11 +78,15 @@ class Choices:
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
+    nbval: bool = True
+    ntdd_from: str | None = None  # a pip requirement for ntdd, instead of the one here
 
 
-def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
-    """The workflow's options for this repository, and notes saying what was decided."""
+def plan(found: Survey, asked: Choices, ntdd: Origin) -> tuple[WorkflowOptions, list[str]]:
+    """The workflow's options for this repository, and notes saying what was decided;
+    *ntdd* says where the ntdd running this came from."""
     check, notes = _export_check_step(found, asked)
+    extras = ["nbval", "jupytext", "nbconvert"] if asked.nbval else ["jupytext", "nbconvert"]
     options = WorkflowOptions(
         notebooks=found.notebooks_dir,
         python=asked.python,
@@ -91,8 +100,11 @@ def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
         gpu_runner=asked.gpu_runner,
         shards=asked.shards,
         workflow_name=asked.workflow_name,
+        nbval=asked.nbval,
+        ntdd=ntdd.requirement("ntdd", extras),
+        ntdd_gpu=ntdd.requirement("ntdd", ["jupytext"]),
     )
-    return options, [*_found(found), *notes, *_extras(options)]
+    return options, [*_found(found), ntdd.note, *notes, *_runs(found, options), *_extras(options)]
 
 
 def _found(found: Survey) -> list[str]:
@@ -160,6 +172,26 @@ def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
     )
 
 
+def _runs(found: Survey, options: WorkflowOptions) -> list[str]:
+    """What the test step runs: notebooks without tests too, and nbval or not."""
+    untested = len(found.notebooks) - len(found.with_tests) - len(found.unreadable)
+    notes = []
+    if untested > 0:
+        notes.append(
+            f"{_count(untested, 'notebook')} without # TEST cells: the job runs each to its "
+            "end as one test (--ntdd-run-untested), so a cell that raises fails it"
+        )
+    if options.nbval:
+        notes.append(
+            "runs nbval beside ntdd (--nbval-lax): every notebook's cells once more in a "
+            "Jupyter kernel, failing on a cell that raises; it compares outputs only in "
+            "cells marked # NBVAL_CHECK_OUTPUT (--no-nbval leaves it out)"
+        )
+    else:
+        notes.append("leaves out nbval (--no-nbval): each notebook runs once, under ntdd")
+    return notes
+
+
 def _extras(options: WorkflowOptions) -> list[str]:
     notes = []
     if options.faults:
@@ -188,6 +220,7 @@ def render_workflow(options: WorkflowOptions) -> str:
         lstrip_blocks=True,
     )
     env.filters["prefix"] = lambda text, prefix: prefix + text
+    env.filters["sh"] = shlex.quote  # a word for bash, whatever a requirement holds
     template = env.get_template(WORKFLOW_TEMPLATE)
     return template.render(
         o=options,
