@@ -375,6 +375,24 @@ def test_bad_init_options_are_bad_input(
     assert message in capsys.readouterr().err
 
 
+def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
+    workflow, notes = dry_run(capsys)
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested --nbval-lax" in tests
+    assert "ntdd[nbval," in steps(workflow)["Install"]["run"]
+    assert "compares a cell's output only where the\n# cell says `# NBVAL_CHECK_OUTPUT`" in workflow
+    assert "1 notebook without # TEST cells: the job runs each to its end" in notes
+    assert "runs nbval beside ntdd (--nbval-lax)" in notes
+    workflow, notes = dry_run(capsys, "--no-nbval")
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested \\" in tests and "nbval" not in tests
+    assert "nbval" not in steps(workflow)["Install"]["run"] and "NBVAL" not in workflow
+    assert "leaves out nbval (--no-nbval)" in notes
+
+
 def test_faults_adds_the_faults_report_to_the_summary(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
