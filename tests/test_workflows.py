@@ -299,6 +299,103 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
     assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
 
 
+def install_lines(workflow: str, job: str = "notebooks") -> list[str]:
+    lines = steps(workflow, job)["Install"]["run"].splitlines()
+    return [line for line in lines if not line.startswith("#")]
+
+
+IMPORTING = [
+    "%pip install tqdm",
+    "import numpy as np\nimport yaml\nfrom tqdm import tqdm\nimport helpers\nimport nosuchpkg_ntdd",
+    "# TEST\nassert np.zeros(2).shape == (2,)",
+]
+
+
+def test_without_dependency_files_init_installs_the_notebooks_imports_at_the_versions_here(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """numpy, PyYAML and tqdm at this environment's versions; the helper beside the
+    notebooks is the repository's own; an import nothing here provides is named."""
+    from importlib.metadata import version
+
+    (repo / "requirements.txt").unlink()
+    write_notebook(repo / "notebooks" / "ch1" / "arrays.ipynb", IMPORTING)
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    pins = f"numpy=={version('numpy')} PyYAML=={version('pyyaml')} tqdm=={version('tqdm')}"
+    assert f"python -m pip install {pins}" in install_lines(workflow)
+    assert f"python3 -m pip install {pins}" in install_lines(workflow, "gpu")
+    assert (
+        "# What the notebooks import, at the versions `ntdd init` found installed"
+        in (steps(workflow)["Install"]["run"])
+    )
+    cache = steps(workflow)["actions/setup-python@v5"]["with"]["cache-dependency-path"]
+    assert cache == ".github/workflows/ntdd.yml"
+    assert (
+        "no requirements.txt, pyproject.toml or environment.yml, so the workflow installs the "
+        "notebooks' imports at the versions installed here: "
+    ) in notes
+    assert (
+        "warning: notebooks/ch1/arrays.ipynb imports nosuchpkg_ntdd, which no distribution "
+        "installed here provides"
+    ) in notes
+    assert "helpers" not in workflow  # notebooks/ch1/helpers.py
+    if HAVE_TORCH:
+        assert "torch==" not in workflow  # no notebook imports it
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="needs torch installed, to pin it")
+def test_torch_is_installed_from_pytorchs_cpu_index_and_the_gpu_job_keeps_pypis_cuda_build(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib.metadata import version
+
+    (repo / "requirements.txt").unlink()
+    write_notebook(repo / "notebooks" / "net.ipynb", ["import torch", "# TEST\nassert torch"])
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    torch = f"torch=={version('torch').split('+')[0]}"
+    cpu = install_lines(workflow)
+    assert (
+        cpu[1] == f"python -m pip install --index-url https://download.pytorch.org/whl/cpu {torch}"
+    )
+    assert install_lines(workflow, "gpu")[0] == f"python3 -m pip install {torch}"
+    assert "from PyTorch's CPU index first: PyPI's Linux wheels carry CUDA" in notes
+    # A requirements file names torch: its line, first, from the CPU index; then the file.
+    (repo / "requirements.txt").write_text("numpy\ntorch>=2.0  # the model\n")
+    workflow, notes = dry_run(capsys)
+    assert install_lines(workflow)[1:3] == [
+        "python -m pip install --index-url https://download.pytorch.org/whl/cpu 'torch>=2.0'",
+        "python -m pip install -r requirements.txt",
+    ]
+    assert "installs torch>=2.0 (as the requirements name it) from PyTorch's CPU index" in notes
+
+
+def test_an_environment_file_is_built_with_micromamba_and_ntdd_installed_into_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "environment.yml").write_text(
+        "name: course\nchannels: [conda-forge]\ndependencies:\n  - numpy\n  - pytorch\n"
+    )
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    named = steps(workflow)
+    assert "actions/setup-python@v5" not in named
+    assert named["mamba-org/setup-micromamba@v2"]["with"] == {
+        "environment-file": "environment.yml",
+        "cache-environment": True,
+        "create-args": "python=3.11 pip",  # the file lists neither
+    }
+    assert yaml.safe_load(workflow)["defaults"]["run"]["shell"] == "bash -el {0}"
+    assert "requirements.txt" not in named["Install"]["run"]
+    assert "download.pytorch.org" not in workflow
+    gpu = steps(workflow, "gpu")
+    assert "mamba-org/setup-micromamba@v2" in gpu
+    assert (
+        "python -m pytest --ntdd --ntdd-devices cuda"
+        in gpu["Run the notebooks' tests on the GPU"]["run"]
+    )
+    assert "builds environment.yml with micromamba, then installs ntdd into it" in notes
+    assert "requirements.txt is not installed beside it" in notes
+
+
 def test_init_warns_of_a_notebook_that_cannot_be_read(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -472,6 +569,32 @@ def test_init_writes_workflows_that_pass_actionlint(
     repo: Path, capsys: pytest.CaptureFixture[str], variant: str
 ) -> None:
     workflow, _ = dry_run(capsys, *VARIANTS[variant])
+    path = repo / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = actionlint(path, labels=["gpu"])
+    assert done.returncode == 0, done.stdout
+
+
+DEPENDENCIES = {
+    "pinned imports": {"requirements.txt": None, "notebooks/ch1/arrays.ipynb": IMPORTING},
+    "torch from its cpu index": {"requirements.txt": "torch==2.5.1\nnumpy\n"},
+    "an environment file": {"environment.yml": "dependencies:\n  - python=3.12\n  - pip\n"},
+}
+
+
+@pytest.mark.parametrize("files", DEPENDENCIES)
+def test_init_writes_workflows_that_pass_actionlint_whatever_installs_them(
+    repo: Path, capsys: pytest.CaptureFixture[str], files: str
+) -> None:
+    for name, content in DEPENDENCIES[files].items():
+        if content is None:
+            (repo / name).unlink()
+        elif isinstance(content, list):
+            write_notebook(repo / name, content)
+        else:
+            (repo / name).write_text(content)
+    workflow, _ = dry_run(capsys, "--gpu-runner", "gpu", "--shards", "2")
     path = repo / ".github" / "workflows" / "ntdd.yml"
     path.parent.mkdir(parents=True)
     path.write_text(workflow)

@@ -26,6 +26,10 @@ URL = "url"  # a PEP 508 direct reference: `name @ URL`
 PATH = "path"  # a file or folder inside the repository, by its path there
 GIVEN = "given"  # what the user passed, as given
 
+# What to do instead when the distribution installed here is out of a runner's reach.
+PASS_NTDD_FROM = (
+    "pass --ntdd-from SPEC: a git URL at a commit, a wheel's URL or path in the repository"
+)
 _SCP = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!/).+)$")  # git@host:o/r.git
 _NAMED = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>(?:\s*(?:[<>=!~;@]|$)).*)$")
 
@@ -104,14 +108,16 @@ def origin_of(
     direct_url: Mapping[str, Any] | None,
     root: Path,
     checkout: Callable[[Path], Checkout | None],
+    instead: str = PASS_NTDD_FROM,
 ) -> Origin:
     """How a runner installs *name* as installed here; *root* is the repository's top
-    folder, *checkout* tells a folder's git state."""
+    folder, *checkout* tells a folder's git state, *instead* what to do where no runner
+    can reach it."""
     if direct_url is None:
         return Origin(RELEASE, version, f"installs {name} {version} from PyPI, as installed here")
     url = str(direct_url.get("url", ""))
     if "vcs_info" in direct_url:
-        return _vcs(name, version, url, direct_url)
+        return _vcs(name, version, url, direct_url, instead)
     local = _local_path(url)
     if local is None:
         return Origin(URL, url, f"installs {name} from {url}, as installed here")
@@ -121,27 +127,30 @@ def origin_of(
         where = f"the {what} {inside} in the repository" if inside != "." else "the repository"
         return Origin(PATH, inside, f"installs {name} from {where}, as installed here")
     if "dir_info" in direct_url:
-        return _from_checkout(name, version, local, checkout(local))
-    return _out_of_reach(name, version, f"the file {local}", "commit it into the repository")
+        return _from_checkout(name, version, local, checkout(local), instead)
+    hint = f"commit it into the repository, or {instead}"
+    return _out_of_reach(name, version, f"the file {local}", hint)
 
 
-def _vcs(name: str, version: str, url: str, direct_url: Mapping[str, Any]) -> Origin:
+def _vcs(name: str, version: str, url: str, direct_url: Mapping[str, Any], instead: str) -> Origin:
     info = direct_url["vcs_info"]
     commit = str(info.get("commit_id", ""))
     if _local_path(url) is not None or not commit:
-        return _out_of_reach(name, version, f"the repository {url}", "push it and pass its URL")
+        return _out_of_reach(name, version, f"the repository {url}", instead)
     target = f"{info.get('vcs', 'git')}+{url}@{commit}" + _subdirectory(direct_url)
     note = f"installs {name} from {url} at commit {commit[:12]}, as installed here"
     return Origin(URL, target, note)
 
 
-def _from_checkout(name: str, version: str, folder: Path, git: Checkout | None) -> Origin:
+def _from_checkout(
+    name: str, version: str, folder: Path, git: Checkout | None, instead: str
+) -> Origin:
     if git is None or git.remote is None:
         why = "a folder that is no git checkout" if git is None else "a checkout with no remote"
-        return _out_of_reach(name, version, f"{why} ({folder})", "push it and pass its URL")
+        return _out_of_reach(name, version, f"{why} ({folder})", instead)
     remote = runner_url(git.remote)
     if remote is None:
-        return _out_of_reach(name, version, f"{folder}, whose remote is {git.remote}", "")
+        return _out_of_reach(name, version, f"{folder}, whose remote is {git.remote}", instead)
     note = (
         f"installs {name} from {remote} at commit {git.commit[:12]}: the commit of the "
         f"checkout installed here ({folder})"
@@ -153,12 +162,10 @@ def _from_checkout(name: str, version: str, folder: Path, git: Checkout | None) 
     return Origin(URL, f"git+{remote}@{git.commit}", note, warning=not git.pushed)
 
 
-def _out_of_reach(name: str, version: str, where: str, hint: str) -> Origin:
+def _out_of_reach(name: str, version: str, where: str, instead: str) -> Origin:
     note = (
         f"warning: {name} here was installed from {where}, which a runner cannot reach; "
-        f"the workflow installs the release {name}=={version} from PyPI instead "
-        f"({hint + ', or ' if hint else ''}pass --ntdd-from SPEC: a git URL at a commit, "
-        "a wheel's URL, or its path in the repository)"
+        f"the workflow installs the release {name}=={version} from PyPI instead ({instead})"
     )
     return Origin(RELEASE, version, note, warning=True)
 

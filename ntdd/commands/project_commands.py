@@ -123,6 +123,7 @@ def _on_disk(paths: Sequence[str]) -> list[str]:
 
 def init_command(args: argparse.Namespace) -> int:
     """`ntdd init`: survey the repository and write (or print) its CI workflow."""
+    from ntdd.commands.needs import installed_pins
     from ntdd.commands.origin import given, installed_origin
     from ntdd.commands.survey import survey
     from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
@@ -141,7 +142,9 @@ def init_command(args: argparse.Namespace) -> int:
         nbval=not args.no_nbval,
     )
     ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
-    options, notes = plan(survey(root, args.notebooks, args.modules), asked, ntdd)
+    found = survey(root, args.notebooks, args.modules)
+    pins = installed_pins(root, dict(found.imports), dict(found.installs))
+    options, notes = plan(found, asked, ntdd, pins)
     text = render_workflow(options)
     for note in notes:  # with --dry-run, stdout is the workflow alone
         print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)

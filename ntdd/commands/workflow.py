@@ -9,17 +9,21 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import jinja2
 
+from ntdd.commands.installs import TORCH_CPU_INDEX, Installs, plan_installs
+from ntdd.commands.needs import Pins
 from ntdd.commands.origin import Origin
-from ntdd.commands.survey import REQUIREMENTS, Survey
+from ntdd.commands.survey import Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
 
+_HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"
 DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed
 
@@ -54,16 +58,12 @@ class WorkflowOptions:
     check: bool = False  # run `ntdd export --check`: the modules are committed
     modules: str | None = None  # where the modules are, when `-o` must say so
     module_folders: tuple[str, ...] = ()  # committed modules' folders outside the notebooks'
-    requirements: bool = False  # install requirements.txt
-    package: bool = False  # install the repository itself (`pip install -e .`)
-    cache_key: str | None = None  # the file whose hash keys pip's cache; none: no cache
+    installs: Installs = field(default_factory=Installs)
     faults: bool = False
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
-    ntdd: str = "ntdd[nbval,jupytext,nbconvert]"  # the CPU job's pip requirement for ntdd
-    ntdd_gpu: str = "ntdd[jupytext]"
 
 
 @dataclass(frozen=True)
@@ -79,32 +79,34 @@ class Choices:
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True
-    ntdd_from: str | None = None  # a pip requirement for ntdd, instead of the one here
 
 
-def plan(found: Survey, asked: Choices, ntdd: Origin) -> tuple[WorkflowOptions, list[str]]:
+def plan(
+    found: Survey, asked: Choices, ntdd: Origin, pins: Pins, here: str = _HERE
+) -> tuple[WorkflowOptions, list[str]]:
     """The workflow's options for this repository, and notes saying what was decided;
-    *ntdd* says where the ntdd running this came from."""
+    *ntdd* says where the ntdd running this came from, *pins* what the notebooks import,
+    resolved in this Python (*here*)."""
     check, notes = _export_check_step(found, asked)
     extras = ["nbval", "jupytext", "nbconvert"] if asked.nbval else ["jupytext", "nbconvert"]
+    workflow = f".github/workflows/{asked.workflow_name}"
+    installs, installed = plan_installs(
+        found.declared, pins, ntdd, extras, asked.python, here, workflow
+    )
     options = WorkflowOptions(
         notebooks=found.notebooks_dir,
         python=asked.python,
         check=check,
         modules=asked.modules if check else None,
         module_folders=_module_folders(found, asked.modules) if check else (),
-        requirements=found.requirements,
-        package=found.package is not None,
-        cache_key=REQUIREMENTS if found.requirements else found.package,
+        installs=installs,
         faults=asked.faults,
         gpu_runner=asked.gpu_runner,
         shards=asked.shards,
         workflow_name=asked.workflow_name,
         nbval=asked.nbval,
-        ntdd=ntdd.requirement("ntdd", extras),
-        ntdd_gpu=ntdd.requirement("ntdd", ["jupytext"]),
     )
-    return options, [*_found(found), ntdd.note, *notes, *_runs(found, options), *_extras(options)]
+    return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
 
 def _found(found: Survey) -> list[str]:
@@ -117,13 +119,7 @@ def _found(found: Survey) -> list[str]:
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
-    return [*notes, _installs(found)]
-
-
-def _installs(found: Survey) -> str:
-    items = [REQUIREMENTS] * found.requirements
-    items += ["the repository itself (pip install -e .)"] * (found.package is not None)
-    return f"installs {', '.join(items)} and ntdd" if items else "installs ntdd"
+    return notes
 
 
 def _export_check_step(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
@@ -224,6 +220,8 @@ def render_workflow(options: WorkflowOptions) -> str:
     template = env.get_template(WORKFLOW_TEMPLATE)
     return template.render(
         o=options,
+        i=options.installs,
+        torch_index=TORCH_CPU_INDEX,
         paths=trigger_paths(options),
         dependencies=dependency_pattern(options.workflow_name),
         durations=DURATIONS_FILE,
