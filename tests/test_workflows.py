@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ import jupytext
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
-from gha import VENV_PATH, JobRun, load_job, run_job, run_script
+from gha import RUN_UNTESTED_KNOWN, VENV_PATH, JobRun, load_job, run_job, run_script
 
 from ntdd.commands.cli import main
 from ntdd.notebook.files import find_notebooks
@@ -919,6 +920,83 @@ def test_on_a_pull_request_only_changed_notebooks_are_tested(tmp_path: Path) -> 
     )
     assert done.ran == ["Install", "Pick the notebooks to test"]  # none changed
     assert done.notebooks() == []
+
+
+LIGHT_NOTEBOOKS = {
+    "nbs/config.ipynb": [
+        "import yaml\nconfig = yaml.safe_load('epochs: 3')",
+        "# TEST: the epochs\nassert config['epochs'] == 3",
+    ],
+    "nbs/loop.ipynb": [
+        "%pip install tqdm",
+        "from tqdm import tqdm\nfrom steps import double",
+        "seen = [double(i) for i in tqdm(range(3))]",
+        "# TEST: each step\nassert seen == [0, 2, 4]",
+    ],
+    "nbs/notes.ipynb": ["import yaml, tqdm\nprint(yaml.__version__, tqdm.__version__)"],
+}
+
+
+def local_pytest(repo: Path) -> tuple[int, set[tuple[str, str]]]:
+    """`pytest --ntdd nbs` where `ntdd init` ran: its exit code and its tests."""
+    report = repo.parent / "local.xml"
+    untested = ["--ntdd-run-untested"] if RUN_UNTESTED_KNOWN else []  # as the workflow runs
+    options = ["-p", "no:cacheprovider", f"--junitxml={report}", *untested]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--ntdd", *options, "nbs"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    return done.returncode, junit_cases(report)
+
+
+@pytest.mark.slow
+def test_the_written_workflow_is_green_in_a_fresh_environment_exactly_where_pytest_ntdd_is(
+    tmp_path: Path,
+) -> None:
+    """No requirements file: the job installs, into a virtual environment that holds
+    nothing else, ntdd (from this checkout, by --ntdd-from) and the notebooks' imports
+    at the versions here; then it passes as `pytest --ntdd` passes here, and fails
+    where it fails."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    repo = tmp_path / "course"
+    for name, cells in LIGHT_NOTEBOOKS.items():
+        write_notebook(repo / name, cells)
+    (repo / "nbs" / "steps.py").write_text("def double(x):\n    return 2 * x\n")
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "notebooks")
+    workflow = in_course(repo, "init", "--dry-run", "--no-nbval", "--ntdd-from", str(ROOT))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    code, local = local_pytest(repo)
+    ci = tmp_path / "ci"
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=ci, event="push", install="real", venv=venv
+    )
+    assert code == 0 and done.failed is None
+    assert junit_cases(ci / "ntdd-junit.xml") == local != set()
+    listed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"],
+        capture_output=True,
+        text=True,
+    ).stdout.lower()
+    assert "pyyaml==" in listed and "tqdm==" in listed
+    assert "numpy==" not in listed  # only what the workflow installs: not this machine's
+    # A test that fails here fails the job.
+    git(repo, "checkout", "-q", "-b", "broken")
+    wrong = [LIGHT_NOTEBOOKS["nbs/config.ipynb"][0], "# TEST: the epochs\nassert config == {}"]
+    write_notebook(repo / "nbs/config.ipynb", wrong)
+    commit(repo, "a wrong test")
+    code, local = local_pytest(repo)
+    ci = tmp_path / "ci-broken"
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=ci, event="push", install="none", venv=venv,
+        check=False,
+    )  # fmt: skip
+    assert code == 1 and done.failed == "Run the notebooks' tests"
+    assert junit_cases(ci / "ntdd-junit.xml") == local
 
 
 @pytest.fixture(scope="module")
