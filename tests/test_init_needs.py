@@ -3,6 +3,7 @@ dependency files, else the notebooks' imports at the versions installed here."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,8 @@ VERSIONS = {
 }
 
 
-def pins(imported: dict[str, str], named: dict[str, str] | None = None, **kw: object) -> Pins:
-    return resolve(imported, named or {}, DISTRIBUTIONS, VERSIONS.get, **kw)  # type: ignore[arg-type]
+def pins(imported: dict[str, str], named: Sequence[str] = (), **kw: object) -> Pins:
+    return resolve(imported, named, DISTRIBUTIONS, VERSIONS.get, **kw)  # type: ignore[arg-type]
 
 
 def test_imports_resolve_to_distributions_pinned_at_the_versions_here() -> None:
@@ -92,7 +93,7 @@ def test_an_import_nothing_installed_here_provides_is_unresolved_naming_its_note
 
 
 def test_a_package_an_install_line_names_is_installed_and_covers_its_import() -> None:
-    found = pins({"seaborn": "a.ipynb"}, {"seaborn>=0.13": "a.ipynb", "tqdm": "a.ipynb"})
+    found = pins({"seaborn": "a.ipynb"}, ["seaborn>=0.13", "tqdm"])
     assert found.requirements == ("seaborn>=0.13", "tqdm==4.66.0")  # as written; pinned here
     assert found.unresolved == ()
 

@@ -84,15 +84,16 @@ def third_party(module: str) -> bool:
 
 def resolve(
     imported: Mapping[str, str],
-    named: Mapping[str, str],
+    named: Sequence[str],
     distributions: Mapping[str, Sequence[str]],
     version: Callable[[str], str | None],
     origin: Callable[[str], Origin | None] = lambda name: None,
     skip: Iterable[str] = ("ntdd",),
 ) -> Pins:
-    """Pins for *imported* ({module: notebook}) and *named* ({requirement: notebook}, from
-    `%pip install` lines), by *distributions* (`packages_distributions()`), each at its
-    *version* here; *origin* says how a runner installs one not from an index."""
+    """Pins for *imported* ({module: the first notebook importing it}) and *named* (the
+    requirements `%pip install` lines name), by *distributions*
+    (`packages_distributions()`), each at its *version* here; *origin* says how a runner
+    installs one not from an index."""
     skipped = {_normal(s) for s in skip}
     found: dict[str, str] = {}  # distribution -> requirement
     warnings: list[str] = []
@@ -123,7 +124,7 @@ def resolve(
     )
 
 
-def installed_pins(root: Path, imported: Mapping[str, str], named: Mapping[str, str]) -> Pins:
+def installed_pins(root: Path, imported: Mapping[str, str], named: Sequence[str]) -> Pins:
     """`resolve` against the environment `ntdd init` runs in, for the repository at *root*."""
     import json
     from importlib import metadata

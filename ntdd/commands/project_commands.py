@@ -143,7 +143,7 @@ def init_command(args: argparse.Namespace) -> int:
     )
     ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
     found = survey(root, args.notebooks, args.modules)
-    pins = installed_pins(root, dict(found.imports), dict(found.installs))
+    pins = installed_pins(root, dict(found.imports), [spec for spec, _ in found.installs])
     options, notes = plan(found, asked, ntdd, pins)
     text = render_workflow(options)
     for note in notes:  # with --dry-run, stdout is the workflow alone
