@@ -32,6 +32,9 @@ DISPLAY_ONLY = frozenset(
         "logoff", "logstate", "clear", "less", "more", "man",
     }
 )  # fmt: skip
+# ntdd's own line magic, `%ntdd [-k EXPR] ...`: under test, the run it would start is
+# the one running, so it does nothing, as `%load_ext ntdd` does.
+OWN = "ntdd"
 # Magics that would change the environment under test; never run.
 NEVER_RUN = frozenset({"pip", "conda", "mamba", "micromamba", "uv"})
 # Magics run by IPython's own implementation, in the notebook's namespace.
@@ -89,8 +92,10 @@ def known_line_magic(name: str) -> bool:
     return name in DISPLAY_ONLY or name in NEVER_RUN or name in _CANNOT_RUN
 
 
-def does_nothing(name: str) -> bool:
-    return name_of(name) in DISPLAY_ONLY
+def does_nothing(name: str, prefix: str = "%") -> bool:
+    """Whether the magic *name* (a line magic, or with *prefix* `%%` a cell magic) does
+    nothing under test."""
+    return name_of(name) in DISPLAY_ONLY or (prefix == "%" and name == OWN)
 
 
 def is_install(name: str, line: str) -> bool:
@@ -199,7 +204,7 @@ def notes(calls: Iterable[MagicCall], in_test: bool) -> list[str]:
             )
         elif is_install(name, line):
             found.append(f"{call.spelled!r} will be dropped: {INSTALLS}")
-        elif not does_nothing(name) and (reason := cannot_run(name, line)):
+        elif not does_nothing(name, call.prefix) and (reason := cannot_run(name, line)):
             outcome = "the test fails" if in_test else "it will be dropped"
             found.append(f"{call.spelled!r} cannot run under test ({reason}): {outcome}")
     return found
@@ -209,6 +214,6 @@ def run_nothing(calls: Iterable[MagicCall]) -> bool:
     """Whether a setup cell of only these magics does nothing under test: installs,
     display-only magics, and those that cannot run (dropped from a setup cell)."""
     return all(
-        is_install(c.name, c.line) or does_nothing(c.name) or cannot_run(c.name, c.line)
+        is_install(c.name, c.line) or does_nothing(c.name, c.prefix) or cannot_run(c.name, c.line)
         for c in calls
     )

@@ -127,7 +127,7 @@ class RunsMagics:
                 f"{self._where()}: Line magic function `%{name}` not found "
                 "(a cell magic runs only on the first line of its cell)"
             )
-        if magics.does_nothing(name):
+        if magics.does_nothing(name, "%" if kind == "line" else "%%"):
             return None
         if magics.is_install(name, line):
             self._drop(spelled, magics.INSTALLS)
