@@ -1,3 +1,15 @@
-"""The version of ntdd: the one place it is written (pyproject.toml reads it)."""
+"""The version of ntdd: the installed distribution's, which the build takes from the
+git tag (hatch-vcs, pyproject.toml).
 
-__version__ = "0.1.0"
+Read from the metadata pip installed rather than from a file the build writes: in an
+editable install any later build (`python -m build`, `pip wheel .`) would rewrite
+that file under the running code, and `ntdd --version` would stop agreeing with
+what is installed.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("ntdd")
+except PackageNotFoundError:  # the source tree on sys.path, never installed
+    __version__ = "0.dev0"

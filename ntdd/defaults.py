@@ -22,6 +22,8 @@ class LoadsPlugin:
     the same module would be registered under two names, which pluggy refuses.
     So the run looks once pytest has loaded what `-p`, the entry points and
     PYTEST_PLUGINS name, and before it reads `--ntdd` off the command line.
+    `%ntdd`'s child process writes its own (`ntdd.kernel.saved`), since it must
+    import nothing of ntdd before pytest does.
     """
 
     def pytest_load_initial_conftests(self, early_config: Any) -> None:

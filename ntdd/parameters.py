@@ -40,13 +40,18 @@ class Parameters:
 
     def for_notebook(self, notebook: Path) -> Values:
         """The overrides that apply to *notebook*."""
-        values = dict(self.common)
-        if self.by_notebook:
-            where = Path(os.path.realpath(notebook))  # a symlink loop stays as it is
-            for path, extra in self.by_notebook:
-                if path == where:
-                    values.update(extra)
-        return tuple(values.items())
+        return tuple({**dict(self.common), **dict(self._own(notebook))}.items())
+
+    def shared_by(self, notebook: Path) -> frozenset[str]:
+        """The names *notebook* gets only as one of every notebook's, none of its own:
+        where it lacks one, the way out is to give it to the notebooks that have it."""
+        return frozenset(dict(self.common)) - frozenset(dict(self._own(notebook)))
+
+    def _own(self, notebook: Path) -> Values:
+        if not self.by_notebook:
+            return ()
+        where = Path(os.path.realpath(notebook))  # a symlink loop stays as it is
+        return tuple(item for path, extra in self.by_notebook if path == where for item in extra)
 
     def over(self, other: Parameters) -> Parameters:
         """These overrides on top of *other* (the command line over the configuration)."""

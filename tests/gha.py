@@ -10,7 +10,10 @@ out: the repository is already here, and so is Python.
 Installs: the environment running the tests is the one a workflow would
 install. `install="dry-run"` lets pip resolve every requirement and install
 nothing (ntdd itself resolves from this checkout); `install="none"` leaves
-the pip lines out, where another test already resolved them.
+the pip lines out, where another test already resolved them;
+`install="real"` runs them as written, into a fresh virtual environment
+(`venv`) that every step then runs in, its plugins loaded as pytest finds
+them, as on a runner.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ from conftest import ROOT, plugin_env
 VENV_PATH = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"  # `ntdd` on PATH
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _PIP_LINE = re.compile(r"^(\s*)python3? -m pip install .*$", re.MULTILINE)
+_NTDD_REQUIREMENT = re.compile(r"'ntdd(\[[^\]]*\])[^']*'")  # as the workflow quotes it
+# The workflow runs `pytest --ntdd --ntdd-run-untested`; a checkout of ntdd that does
+# not have that option yet runs the workflow's tests without it.
+RUN_UNTESTED_KNOWN = any(
+    "--ntdd-run-untested" in path.read_text() for path in (ROOT / "ntdd" / "plugin").rglob("*.py")
+)
 
 
 @dataclass
@@ -39,6 +48,8 @@ class JobRun:
     temp: Path  # $RUNNER_TEMP
     ran: list[str] = field(default_factory=list)  # names of the steps run, in order
     outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+    failed: str | None = None  # the first step that failed, where steps may fail
+    logs: dict[str, str] = field(default_factory=dict)  # each step's output, by name
 
     @property
     def summary(self) -> str:
@@ -67,9 +78,15 @@ def run_job(
     install: str = "none",
     skip: Collection[str] = (),
     until: str | None = None,
+    venv: Path | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
 ) -> JobRun:
-    """Run *job*'s `run:` steps; each must succeed. *skip* names steps not to run
-    here; *until* names the last step to run."""
+    """Run *job*'s `run:` steps; each must succeed, unless not *check*: then after a
+    failed step only `always()` steps run, as on GitHub. *skip* names steps not to run
+    here; *until* names the last step to run; *venv* is the environment they run in;
+    *env* is set for every step, over what the runner sets (`GITHUB_REF_NAME` for a
+    tag's run)."""
     temp.mkdir(parents=True, exist_ok=True)
     contexts = {
         "github.event_name": event,
@@ -81,9 +98,13 @@ def run_job(
     for step in load_job(workflow, job)["steps"]:
         if "run" not in step or not _condition(step.get("if"), done.outputs, contexts):
             continue
+        if done.failed is not None and "always()" not in str(step.get("if")):
+            continue
         name = step.get("name", step["run"][:30])
         if name not in skip:
-            _run_step(step, name, repo, temp, contexts, event, install, done)
+            ok = _run_step(step, name, repo, temp, contexts, event, install, done, venv, env or {})
+            assert ok or not check, f"{name}:\n{done.logs[name]}"
+            done.failed = done.failed or (None if ok else name)
         if name == until:
             break
     return done
@@ -94,12 +115,19 @@ def run_job(
 WORKFLOW_PLUGINS = plugin_env("nbval.plugin", "xdist.plugin")
 
 
-def run_script(script: str, repo: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "GITHUB_"))}
+def run_script(
+    script: str, repo: Path, env: Mapping[str, str], plugins: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """*script* in bash, as a step runs; with *plugins*, pytest loads the workflow's only."""
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("PYTEST_", "GITHUB_", "VIRTUAL_ENV"))
+    }
     return subprocess.run(
         ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
         cwd=repo,
-        env={**clean, **WORKFLOW_PLUGINS, **env},
+        env={**clean, **(WORKFLOW_PLUGINS if plugins else {}), **env},
         capture_output=True,
         text=True,
     )
@@ -114,7 +142,9 @@ def _run_step(
     event: str,
     install: str,
     done: JobRun,
-) -> None:
+    venv: Path | None,
+    job_env: Mapping[str, str],
+) -> bool:
     output_file = temp / "output.txt"
     output_file.write_text("")
     outputs = {
@@ -133,21 +163,28 @@ def _run_step(
         # (download.pytorch.org) and goes on with the others.
         PIP_RETRIES="0",
         PIP_TIMEOUT="5",
-        PATH=VENV_PATH,
+        PATH=VENV_PATH if venv is None else f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}",
     )
-    result = run_script(_installs(_expand(step["run"], contexts), install), repo, env)
+    env.update(job_env)
+    script = _installs(_expand(step["run"], contexts), install)
+    result = run_script(script, repo, env, plugins=venv is None)
     done.ran.append(name)
-    assert result.returncode == 0, f"{name}:\n{result.stdout}\n{result.stderr}"
+    done.logs[name] = f"{result.stdout}\n{result.stderr}"
     if "id" in step:
         lines = output_file.read_text().splitlines()
         done.outputs[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
+    return result.returncode == 0
 
 
 def _installs(script: str, install: str) -> str:
+    if not RUN_UNTESTED_KNOWN:
+        script = script.replace(" --ntdd-run-untested", "")
     if install == "none":
         return _PIP_LINE.sub(r"\1true  # installed already", script)
+    if install == "real":
+        return script
     script = script.replace("pip install ", "pip install --dry-run ")
-    return re.sub(r'"ntdd\[', f'"{ROOT}[', script)  # this checkout, not PyPI's
+    return _NTDD_REQUIREMENT.sub(rf"'{ROOT}\1'", script)  # this checkout, not PyPI's
 
 
 def _expand(text: str, contexts: dict[str, str]) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import random
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -496,6 +498,27 @@ def test_ntdd_without_a_saved_notebook_says_how_to_name_one(
     printed, _ = run_cell(shell, "%ntdd notes.txt", capsys)  # pytest would collect nothing
     assert "UsageError: %ntdd notes.txt: not a notebook: give a .ipynb" in printed
     assert "pytest --ntdd" not in printed
+
+
+@slow
+def test_ntdd_passes_under_filterwarnings_error_where_pytest_ntdd_passes(
+    shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest marks a plugin's package for assertion rewriting (here through `-p ntdd`, as
+    it does for every autoloaded plugin): a child that imported ntdd before `pytest.main`
+    warned that ntdd "cannot be rewritten", and `error` made that a failed run."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n', encoding="utf-8"
+    )
+    nbformat.write(make_notebook(["x = 1", "# TEST: x is one\nassert x == 1"]), "lab.ipynb")
+    monkeypatch.delenv("PYTEST_PLUGINS")
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p ntdd")
+    command = [sys.executable, "-m", "pytest", "--ntdd", "lab.ipynb", "-p", "no:cacheprovider"]
+    assert subprocess.run(command, capture_output=True).returncode == 0
+    printed, error = run_cell(shell, "%ntdd lab.ipynb", capsys)
+    assert "PytestAssertRewriteWarning" not in printed
+    assert error is None
+    assert re.search(r"^1 passed in [\d.]+s$", printed, re.M)
 
 
 def test_ntdd_in_a_kernel_that_its_own_run_started_starts_no_other(

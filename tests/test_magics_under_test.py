@@ -169,6 +169,31 @@ def test_reading_a_notebook_says_which_magics_will_fail_their_test() -> None:
     }
 
 
+# -- ntdd's own ------------------------------------------------------------------------
+
+# Left in a notebook from Jupyter: under test, the run `%ntdd` would start is running.
+NTDDS_OWN = "%load_ext ntdd\n%reload_ext ntdd\n%ntdd\n%ntdd -k x\n%ntdd --live -v\n%unload_ext ntdd"
+
+
+def test_ntdds_own_magics_left_in_a_notebook_do_nothing_under_test_without_a_word(
+    notebook: Any, run_notebook: Any
+) -> None:
+    notebook(
+        [
+            f"{NTDDS_OWN}\nx = 1",
+            NTDDS_OWN,
+            f"# TEST: in a test cell\n{NTDDS_OWN}\nassert x == 1",
+            "# TEST: after them\nassert x == 1",
+        ]
+    )
+    run_notebook().assert_outcomes(passed=2, warnings=0)
+
+
+def test_reading_a_notebook_says_nothing_of_ntdds_own_magics() -> None:
+    calls = to_python(f"# TEST\n{NTDDS_OWN}").magics
+    assert notes(calls, in_test=True) == notes(calls, in_test=False) == []
+
+
 # -- installs ----------------------------------------------------------------------------
 
 INSTALLS = [

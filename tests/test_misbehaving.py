@@ -280,3 +280,65 @@ def test_parametrize_on_a_cell_of_statements_fails_that_cell_not_the_notebook(
     result.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 2 (id *): @parametrize gives a test function arguments*"]
     )
+
+
+# -- processes the cells start -------------------------------------------------------
+
+needs_proc = pytest.mark.skipif(
+    not Path("/proc/self/task").is_dir(), reason="children are read from Linux's /proc"
+)
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+@needs_proc
+def test_processes_the_cells_start_end_with_the_notebook_as_a_kernels_shutdown_ends_them(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """A server (with a child of its own) and a forked worker would outlive the run."""
+    pids = pytester.path / "pids"
+    notebook(
+        [
+            "import multiprocessing, os, subprocess, sys, time\n"
+            "server = subprocess.Popen([sys.executable, '-c', 'import subprocess, sys, time; "
+            'subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]); '
+            "time.sleep(120)'])\n"
+            "worker = multiprocessing.get_context('fork').Process(target=time.sleep, args=(120,))\n"
+            "worker.start()\n"
+            "time.sleep(0.5)\n"
+            f"with open({str(pids)!r}, 'w') as f:\n"
+            "    f.write(f'{server.pid} {worker.pid}')",
+            "# TEST: the server runs\nassert server.poll() is None",
+            "# TEST: so does the worker\nassert worker.is_alive()",
+        ]
+    )
+    result = run(pytester, "--ntdd", "-W", "default", subprocess=True)
+    result.assert_outcomes(passed=2, warnings=2)
+    result.stdout.fnmatch_lines(["*process * started by its cells, was still running after*"])
+    server, worker = map(int, pids.read_text().split())
+    assert not alive(server) and not alive(worker)
+    leftovers = subprocess.run(
+        ["pgrep", "-f", "time.sleep\\(120\\)"], capture_output=True, text=True
+    ).stdout.split()
+    assert not leftovers, leftovers
+
+
+@needs_proc
+def test_a_process_that_ended_by_itself_is_no_warning(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            "import subprocess, sys\nsubprocess.run([sys.executable, '-c', 'pass'])",
+            "# TEST\nassert True",
+        ]
+    )
+    result = run(pytester, "--ntdd", "-W", "default")
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*started by its cells*")

@@ -194,31 +194,29 @@ def planted(pytester: pytest.Pytester, entry: Path) -> Path:
     return pytester.path / "planted"
 
 
+def others_may_write(entry: Path) -> None:
+    entry.chmod(0o666)
+
+
+def nobody_owns(entry: Path) -> None:
+    os.chown(entry, 65534, 65534)
+
+
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="no file owners to check")
-def test_an_entry_others_can_write_is_never_run(
-    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
+@pytest.mark.parametrize("handed_over", [others_may_write, nobody_owns], ids=["writable", "owned"])
+def test_an_entry_another_user_could_have_written_is_never_run(
+    notebook: Any, pytester: pytest.Pytester, compiles: list[str], handed_over: Any
 ) -> None:
+    if handed_over is nobody_owns and os.getuid() != 0:
+        pytest.skip("needs root to chown")
     notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
     cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
     (entry,) = entries(pytester)
     marker = planted(pytester, entry)
-    entry.chmod(0o666)
+    handed_over(entry)
     cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
     assert not marker.exists()
     assert compiles == ["nb.ipynb", "nb.ipynb"]
-
-
-@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown")
-def test_an_entry_another_user_owns_is_never_run(
-    notebook: Any, pytester: pytest.Pytester, compiles: list[str]
-) -> None:
-    notebook(["x = 2", "# TEST: x is two\nassert x == 2"])
-    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
-    (entry,) = entries(pytester)
-    marker = planted(pytester, entry)
-    os.chown(entry, 65534, 65534)  # nobody's
-    cached_run(pytester, "nb.ipynb").assert_outcomes(passed=1)
-    assert not marker.exists()
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="no file owners to check")

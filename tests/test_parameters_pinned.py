@@ -108,3 +108,108 @@ def test_a_test_cell_is_not_pinned(notebook: Any, pytester: pytest.Pytester) -> 
         ]
     )
     run(pytester, "--ntdd", "--ntdd-param", "epochs=1", "nb.ipynb").assert_outcomes(passed=2)
+
+
+# docs/writing-tests.md's typo example: the loop binds `epoch`, which the command
+# line meant as `epochs`; the training must not run in full without a word.
+TYPO = [
+    "epochs = 200\nsteps = 0",
+    "for epoch in range(epochs):\n    steps += 1",
+    "# TEST\nassert steps == 200",
+]
+
+
+def test_a_name_only_a_loop_binds_is_not_a_parameter_and_the_typo_is_named(
+    notebook: Any, run_notebook: Any
+) -> None:
+    notebook(TYPO)
+    result = run_notebook("nb.ipynb", "--ntdd-param", "epoch=1")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*nb.ipynb: test parameter 'epoch': no setup cell of the notebook assigns it; "
+            "did you mean 'epochs'?*"
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "for lr in [0.1]:\n    pass",
+        "rates = [lr for lr in [0.1]]",
+        "import contextlib\nwith contextlib.nullcontext(0.1) as lr:\n    pass",
+        "try:\n    1 / 0\nexcept ZeroDivisionError as lr:\n    pass",
+        "import math as lr",
+        "if (lr := 0.1):\n    pass",
+        "def lr():\n    return 0.1",
+        "class lr:\n    pass",
+        "lr: float",
+    ],
+    ids=[
+        "for",
+        "comprehension",
+        "with",
+        "except",
+        "import",
+        "walrus",
+        "def",
+        "class",
+        "bare annotation",
+    ],
+)
+def test_a_name_bound_but_never_assigned_with_equals_is_not_a_parameter(
+    notebook: Any, pytester: pytest.Pytester, binding: str
+) -> None:
+    notebook([binding, "# TEST\nassert True"])
+    result = run(pytester, "--ntdd", "--ntdd-param", "lr=1", "nb.ipynb")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*test parameter 'lr': no setup cell of the notebook assigns it*"])
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "lr = 0.5",
+        "lr: float = 0.5",
+        "lr, momentum = 0.5, 0.9",
+        "first, *lr = 0, 0.5",
+        "a = lr = 0.5",
+        "if True:\n    lr = 0.5",
+    ],
+    ids=["plain", "annotated", "unpacked", "starred", "chained", "in a block"],
+)
+def test_a_name_assigned_with_equals_is_a_parameter_and_keeps_its_value(
+    notebook: Any, pytester: pytest.Pytester, assignment: str
+) -> None:
+    notebook([assignment, "# TEST\nassert lr == 1"])
+    run(pytester, "--ntdd", "--ntdd-param", "lr=1", "nb.ipynb").assert_outcomes(passed=1)
+
+
+def test_a_folder_wide_parameter_a_notebook_lacks_names_the_notebooks_own_tables(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(TRAINING, "train.ipynb")
+    notebook(["x = 1", "# TEST\nassert x == 1"], "other.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-param", "epochs=1", ".")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "other.ipynb: test parameter 'epochs': no setup cell of the notebook assigns it "
+            "(given for every notebook: one that only some notebooks assign goes in their own "
+            'tables, [[]tool.ntdd.parameters."NOTEBOOK"[]] in pyproject.toml)'
+        ]
+    )
+    pytester.makepyprojecttoml('[tool.ntdd.parameters."train.ipynb"]\nepochs = 1\n')
+    run(pytester, "--ntdd", ".").assert_outcomes(passed=2)  # the way out it names
+
+
+def test_a_notebooks_own_parameter_it_lacks_is_a_typo_not_a_folder_wide_one(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(TRAINING)
+    pytester.makepyprojecttoml('[tool.ntdd.parameters."nb.ipynb"]\nepoch = 1\n')
+    result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*test parameter 'epoch': *; did you mean 'epochs'?"])
+    result.stdout.no_fnmatch_line("*given for every notebook*")

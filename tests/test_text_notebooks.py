@@ -7,6 +7,7 @@ or `.md` file without jupytext's header is never taken for a notebook.
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -14,7 +15,7 @@ from typing import Any
 
 import jupytext
 import pytest
-from conftest import code, make_notebook, run
+from conftest import ROOT, code, make_notebook, run
 
 from ntdd.commands.cli import main
 from ntdd.errors import NotebookReadError
@@ -225,6 +226,57 @@ def test_sync_keeps_the_jupytext_version_the_header_records(tmp_path: Path) -> N
     assert main(["sync", str(nb)]) == 0
     assert "jupytext_version: 1.14.0" in nb.read_text()
     assert "assert x == 1\n```" in nb.read_text()
+
+
+def without_version_lines(text: str) -> str:
+    """A header as people write it by hand: no `format_version`, no `jupytext_version`."""
+    return re.sub(r"^.*(format|jupytext)_version:.*\n", "", text, flags=re.MULTILINE)
+
+
+def test_the_docs_example_exports_and_syncs_back_changing_only_the_edit(tmp_path: Path) -> None:
+    page = (ROOT / "docs" / "text-notebooks.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", page, re.DOTALL)
+    assert example is not None
+    nb = tmp_path / "nb.py"
+    nb.write_text(example.group(1), encoding="utf-8")
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb_py.py"
+    module.write_text(module.read_text().replace("    assert x == 1", "    assert x == 1, x"))
+    assert main(["sync", str(nb)]) == 0
+    assert changed_lines(example.group(1), nb.read_text()) == [
+        "- assert x == 1",
+        "+ assert x == 1, x",
+    ]
+    assert main(["export", "--check", str(nb)]) == 0
+
+
+@pytest.mark.parametrize("suffix", [".py", ".md"])
+def test_sync_keeps_a_header_without_version_lines_as_it_is(tmp_path: Path, suffix: str) -> None:
+    nb = write_text_notebook(tmp_path / f"nb{suffix}", CELLS)
+    nb.write_text(without_version_lines(nb.read_text()))
+    before = nb.read_text()
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / f"test_nb_{suffix[1:]}.py"
+    module.write_text(module.read_text().replace("    assert x == 2", "    assert x == 1"))
+    assert main(["sync", str(nb)]) == 0
+    assert changed_lines(before, nb.read_text()) == ["- assert x == 2", "+ assert x == 1"]
+
+
+def test_sync_refuses_a_header_of_another_format_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nb = write_text_notebook(tmp_path / "nb.py", CELLS)
+    nb.write_text(nb.read_text().replace("format_version: '1.3'", "format_version: '1.1'"))
+    assert main(["export", str(nb)]) == 0
+    module = tmp_path / "test_nb_py.py"
+    module.write_text(module.read_text().replace("    assert x == 2", "    assert x == 1"))
+    before = nb.read_bytes()
+    assert main(["sync", str(nb)]) == 2
+    assert (
+        "would read \"#       format_version: '1.3'\", not \"#       format_version: '1.1'\""
+        in (capsys.readouterr().err)
+    )
+    assert nb.read_bytes() == before
 
 
 def test_sync_refuses_a_notebook_jupytext_would_write_otherwise(

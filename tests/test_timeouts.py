@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -165,3 +166,36 @@ def test_after_a_timeout_the_process_profiles_code_that_raises(pytester: pytest.
     )
     result = pytester.run(sys.executable, str(script), timeout=60)
     result.stdout.fnmatch_lines(["profiled and raised"])
+
+
+@pytest.mark.slow  # the timeout, then the grace before the end
+def test_after_a_hard_end_the_results_files_say_what_this_run_did(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Not what an earlier, green run left: JUnit, the summary and pytest's last failures."""
+    notebook(["x = 1", "# TEST: fine\nassert x", "# TEST: swallows\nassert x"], name="a.ipynb")
+    files = ("--junitxml=junit.xml", "--ntdd-summary=summary.md", "-p", "cacheprovider")
+    green = run(pytester, "--ntdd", *files, ".", subprocess=True)
+    assert green.ret == pytest.ExitCode.OK
+    notebook(["x = 1", "# TEST: fine\nassert x", f"# TEST: swallows\n{SWALLOWS}"], name="a.ipynb")
+    result = run(pytester, "--ntdd", "--ntdd-timeout", "1", *files, ".", subprocess=True)
+    assert result.ret == HARD_END_STATUS
+    junit = (pytester.path / "junit.xml").read_text()
+    assert 'failures="1"' in junit and "timed out after 1 s" in junit
+    summary = (pytester.path / "summary.md").read_text()
+    assert summary.rstrip().rsplit("### ", 1)[1].startswith("❌ ntdd: 1 failed, 1 passed")
+    result.stdout.fnmatch_lines(["*1 failed, 1 passed*"])
+    again = run(pytester, "--ntdd", "--lf", "-p", "cacheprovider", "--co", "-q", ".")
+    again.stdout.fnmatch_lines(["a.ipynb::test_swallows", "1 test collected*"])
+
+
+@pytest.mark.slow  # the timeout, the grace, and xdist's workers
+def test_under_xdist_a_crashed_tests_duration_is_its_wall_time(
+    notebook: Any, next_notebook: Path, pytester: pytest.Pytester
+) -> None:
+    pytest.importorskip("xdist")
+    notebook([f"# TEST: swallows\n{SWALLOWS}"], name="a.ipynb")
+    args = ("--ntdd", "--ntdd-timeout", "1", "-n", "2", "--ntdd-store-durations=d.json", ".")
+    run(pytester, *args, plugins=["xdist"], subprocess=True).assert_outcomes(passed=1, failed=1)
+    durations = json.loads((pytester.path / "d.json").read_text())
+    assert durations["a.ipynb"] >= 5.0  # the timeout and the grace, not the setup's milliseconds

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ import jupytext
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
-from gha import VENV_PATH, JobRun, load_job, run_job, run_script
+from gha import RUN_UNTESTED_KNOWN, VENV_PATH, JobRun, load_job, run_job, run_script
 
 from ntdd.commands.cli import main
 from ntdd.notebook.files import find_notebooks
@@ -261,6 +262,26 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     ) in notes
 
 
+def test_init_finds_modules_committed_wherever_export_check_finds_them(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exported once with `-o tests/notebooks`, and no [tool.ntdd] output: `ntdd export
+    --check` finds them by their headers, so init checks them, and the check passes."""
+    assert main(["export", "notebooks", "-o", "tests/notebooks"]) == 0
+    commit(repo, "the modules, in tests/notebooks")
+    workflow, notes = dry_run(capsys)
+    assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
+    done = run_job(
+        workflow,
+        "notebooks",
+        repo=repo,
+        temp=tmp_path / "ci",
+        event="push",
+        until="Check the generated test modules are current",
+    )
+    assert done.ran[-1] == "Check the generated test modules are current"
+
+
 def test_init_finds_the_notebooks_folder_and_what_to_install(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -277,6 +298,103 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
     )
     assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
     assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
+
+
+def install_lines(workflow: str, job: str = "notebooks") -> list[str]:
+    lines = steps(workflow, job)["Install"]["run"].splitlines()
+    return [line for line in lines if not line.startswith("#")]
+
+
+IMPORTING = [
+    "%pip install tqdm",
+    "import numpy as np\nimport yaml\nfrom tqdm import tqdm\nimport helpers\nimport nosuchpkg_ntdd",
+    "# TEST\nassert np.zeros(2).shape == (2,)",
+]
+
+
+def test_without_dependency_files_init_installs_the_notebooks_imports_at_the_versions_here(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """numpy, PyYAML and tqdm at this environment's versions; the helper beside the
+    notebooks is the repository's own; an import nothing here provides is named."""
+    from importlib.metadata import version
+
+    (repo / "requirements.txt").unlink()
+    write_notebook(repo / "notebooks" / "ch1" / "arrays.ipynb", IMPORTING)
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    pins = f"numpy=={version('numpy')} PyYAML=={version('pyyaml')} tqdm=={version('tqdm')}"
+    assert f"python -m pip install {pins}" in install_lines(workflow)
+    assert f"python3 -m pip install {pins}" in install_lines(workflow, "gpu")
+    assert (
+        "# What the notebooks import, at the versions `ntdd init` found installed"
+        in (steps(workflow)["Install"]["run"])
+    )
+    cache = steps(workflow)["actions/setup-python@v5"]["with"]["cache-dependency-path"]
+    assert cache == ".github/workflows/ntdd.yml"
+    assert (
+        "no requirements.txt, pyproject.toml or environment.yml, so the workflow installs the "
+        "notebooks' imports at the versions installed here: "
+    ) in notes
+    assert (
+        "warning: notebooks/ch1/arrays.ipynb imports nosuchpkg_ntdd, which no distribution "
+        "installed here provides"
+    ) in notes
+    assert "helpers" not in workflow  # notebooks/ch1/helpers.py
+    if HAVE_TORCH:
+        assert "torch==" not in workflow  # no notebook imports it
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="needs torch installed, to pin it")
+def test_torch_is_installed_from_pytorchs_cpu_index_and_the_gpu_job_keeps_pypis_cuda_build(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from importlib.metadata import version
+
+    (repo / "requirements.txt").unlink()
+    write_notebook(repo / "notebooks" / "net.ipynb", ["import torch", "# TEST\nassert torch"])
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    torch = f"torch=={version('torch').split('+')[0]}"
+    cpu = install_lines(workflow)
+    assert (
+        cpu[1] == f"python -m pip install --index-url https://download.pytorch.org/whl/cpu {torch}"
+    )
+    assert install_lines(workflow, "gpu")[0] == f"python3 -m pip install {torch}"
+    assert "from PyTorch's CPU index first: PyPI's Linux wheels carry CUDA" in notes
+    # A requirements file names torch: its line, first, from the CPU index; then the file.
+    (repo / "requirements.txt").write_text("numpy\ntorch>=2.0  # the model\n")
+    workflow, notes = dry_run(capsys)
+    assert install_lines(workflow)[1:3] == [
+        "python -m pip install --index-url https://download.pytorch.org/whl/cpu 'torch>=2.0'",
+        "python -m pip install -r requirements.txt",
+    ]
+    assert "installs torch>=2.0 (as the requirements name it) from PyTorch's CPU index" in notes
+
+
+def test_an_environment_file_is_built_with_micromamba_and_ntdd_installed_into_it(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (repo / "environment.yml").write_text(
+        "name: course\nchannels: [conda-forge]\ndependencies:\n  - numpy\n  - pytorch\n"
+    )
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    named = steps(workflow)
+    assert "actions/setup-python@v5" not in named
+    assert named["mamba-org/setup-micromamba@v2"]["with"] == {
+        "environment-file": "environment.yml",
+        "cache-environment": True,
+        "create-args": "python=3.11 pip",  # the file lists neither
+    }
+    assert yaml.safe_load(workflow)["defaults"]["run"]["shell"] == "bash -el {0}"
+    assert "requirements.txt" not in named["Install"]["run"]
+    assert "download.pytorch.org" not in workflow
+    gpu = steps(workflow, "gpu")
+    assert "mamba-org/setup-micromamba@v2" in gpu
+    assert (
+        "python -m pytest --ntdd --ntdd-devices cuda"
+        in gpu["Run the notebooks' tests on the GPU"]["run"]
+    )
+    assert "builds environment.yml with micromamba, then installs ntdd into it" in notes
+    assert "requirements.txt is not installed beside it" in notes
 
 
 def test_init_warns_of_a_notebook_that_cannot_be_read(
@@ -353,6 +471,24 @@ def test_bad_init_options_are_bad_input(
 ) -> None:
     assert main(["init", *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
+    workflow, notes = dry_run(capsys)
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested --nbval-lax" in tests
+    assert "ntdd[nbval," in steps(workflow)["Install"]["run"]
+    assert "compares a cell's output only where the\n# cell says `# NBVAL_CHECK_OUTPUT`" in workflow
+    assert "1 notebook without # TEST cells: the job runs each to its end" in notes
+    assert "runs nbval beside ntdd (--nbval-lax)" in notes
+    workflow, notes = dry_run(capsys, "--no-nbval")
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested \\" in tests and "nbval" not in tests
+    assert "nbval" not in steps(workflow)["Install"]["run"] and "NBVAL" not in workflow
+    assert "leaves out nbval (--no-nbval)" in notes
 
 
 def test_faults_adds_the_faults_report_to_the_summary(
@@ -441,6 +577,32 @@ def test_init_writes_workflows_that_pass_actionlint(
     assert done.returncode == 0, done.stdout
 
 
+DEPENDENCIES = {
+    "pinned imports": {"requirements.txt": None, "notebooks/ch1/arrays.ipynb": IMPORTING},
+    "torch from its cpu index": {"requirements.txt": "torch==2.5.1\nnumpy\n"},
+    "an environment file": {"environment.yml": "dependencies:\n  - python=3.12\n  - pip\n"},
+}
+
+
+@pytest.mark.parametrize("files", DEPENDENCIES)
+def test_init_writes_workflows_that_pass_actionlint_whatever_installs_them(
+    repo: Path, capsys: pytest.CaptureFixture[str], files: str
+) -> None:
+    for name, content in DEPENDENCIES[files].items():
+        if content is None:
+            (repo / name).unlink()
+        elif isinstance(content, list):
+            write_notebook(repo / name, content)
+        else:
+            (repo / name).write_text(content)
+    workflow, _ = dry_run(capsys, "--gpu-runner", "gpu", "--shards", "2")
+    path = repo / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = actionlint(path, labels=["gpu"])
+    assert done.returncode == 0, done.stdout
+
+
 # -- picking the notebooks to test ---------------------------------------------
 
 
@@ -485,6 +647,39 @@ def test_a_pull_request_tests_what_its_change_can_break(
     assert done.outputs["pick"]["count"] == str(len(PICKED[changed]))
     reason = f"{changed} changed, so every notebook" if len(PICKED[changed]) > 1 else ""
     assert reason in done.summary
+
+
+@pytest.mark.parametrize(
+    ("export_args", "module"),
+    [
+        (["-o", "tests/notebooks"], "tests/notebooks/ch2/test_train.py"),
+        ([], "notebooks/ch2/test_train.py"),
+    ],
+    ids=["in tests/notebooks", "beside the notebook"],
+)
+def test_a_pull_request_that_only_edits_a_module_tests_its_notebook_as_the_hook_checks_it(
+    repo: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    export_args: list[str],
+    module: str,
+) -> None:
+    assert main(["export", "notebooks", *export_args]) == 0
+    base = commit(repo, "the modules")
+    workflow, _ = dry_run(capsys)
+    if module.startswith("tests/"):  # the paths: filter starts the workflow for it
+        assert "tests/notebooks/**" in yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    edited = (repo / module).read_text().replace("reverse=True", "reverse=False")
+    change(repo, {module: edited})
+    done = pick(workflow, repo, tmp_path, base)
+    assert done.notebooks() == ["notebooks/ch2/train.ipynb"]
+    # and the check CI runs on it fails, as the pre-commit hook's does on the module
+    check = steps(workflow)["Check the generated test modules are current"]["run"]
+    ci = run_script(check, repo, {"PATH": VENV_PATH, "RUNNER_TEMP": str(tmp_path / "ci")})
+    hook = run_script(f"ntdd export --check --skip-other-files {module}", repo, {"PATH": VENV_PATH})
+    assert ci.returncode != 0 and hook.returncode == 1
+    assert f"{module}: hand-edited in cell 2" in ci.stdout
+    assert f"{module}: hand-edited in cell 2" in hook.stdout
 
 
 def test_a_deleted_notebook_is_not_tested(
@@ -725,6 +920,83 @@ def test_on_a_pull_request_only_changed_notebooks_are_tested(tmp_path: Path) -> 
     )
     assert done.ran == ["Install", "Pick the notebooks to test"]  # none changed
     assert done.notebooks() == []
+
+
+LIGHT_NOTEBOOKS = {
+    "nbs/config.ipynb": [
+        "import yaml\nconfig = yaml.safe_load('epochs: 3')",
+        "# TEST: the epochs\nassert config['epochs'] == 3",
+    ],
+    "nbs/loop.ipynb": [
+        "%pip install tqdm",
+        "from tqdm import tqdm\nfrom steps import double",
+        "seen = [double(i) for i in tqdm(range(3))]",
+        "# TEST: each step\nassert seen == [0, 2, 4]",
+    ],
+    "nbs/notes.ipynb": ["import yaml, tqdm\nprint(yaml.__version__, tqdm.__version__)"],
+}
+
+
+def local_pytest(repo: Path) -> tuple[int, set[tuple[str, str]]]:
+    """`pytest --ntdd nbs` where `ntdd init` ran: its exit code and its tests."""
+    report = repo.parent / "local.xml"
+    untested = ["--ntdd-run-untested"] if RUN_UNTESTED_KNOWN else []  # as the workflow runs
+    options = ["-p", "no:cacheprovider", f"--junitxml={report}", *untested]
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--ntdd", *options, "nbs"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+    )
+    return done.returncode, junit_cases(report)
+
+
+@pytest.mark.slow
+def test_the_written_workflow_is_green_in_a_fresh_environment_exactly_where_pytest_ntdd_is(
+    tmp_path: Path,
+) -> None:
+    """No requirements file: the job installs, into a virtual environment that holds
+    nothing else, ntdd (from this checkout, by --ntdd-from) and the notebooks' imports
+    at the versions here; then it passes as `pytest --ntdd` passes here, and fails
+    where it fails."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    repo = tmp_path / "course"
+    for name, cells in LIGHT_NOTEBOOKS.items():
+        write_notebook(repo / name, cells)
+    (repo / "nbs" / "steps.py").write_text("def double(x):\n    return 2 * x\n")
+    git(repo, "init", "-q", "-b", "main")
+    commit(repo, "notebooks")
+    workflow = in_course(repo, "init", "--dry-run", "--no-nbval", "--ntdd-from", str(ROOT))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    code, local = local_pytest(repo)
+    ci = tmp_path / "ci"
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=ci, event="push", install="real", venv=venv
+    )
+    assert code == 0 and done.failed is None
+    assert junit_cases(ci / "ntdd-junit.xml") == local != set()
+    listed = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "list", "--format=freeze"],
+        capture_output=True,
+        text=True,
+    ).stdout.lower()
+    assert "pyyaml==" in listed and "tqdm==" in listed
+    assert "numpy==" not in listed  # only what the workflow installs: not this machine's
+    # A test that fails here fails the job.
+    git(repo, "checkout", "-q", "-b", "broken")
+    wrong = [LIGHT_NOTEBOOKS["nbs/config.ipynb"][0], "# TEST: the epochs\nassert config == {}"]
+    write_notebook(repo / "nbs/config.ipynb", wrong)
+    commit(repo, "a wrong test")
+    code, local = local_pytest(repo)
+    ci = tmp_path / "ci-broken"
+    done = run_job(
+        workflow, "notebooks", repo=repo, temp=ci, event="push", install="none", venv=venv,
+        check=False,
+    )  # fmt: skip
+    assert code == 1 and done.failed == "Run the notebooks' tests"
+    assert junit_cases(ci / "ntdd-junit.xml") == local
 
 
 @pytest.fixture(scope="module")

@@ -246,6 +246,18 @@ def _init_options(init: argparse.ArgumentParser) -> None:
         "--faults", action="store_true", help="report `ntdd faults` in the job summary"
     )
     init.add_argument(
+        "--no-nbval",
+        action="store_true",
+        help="leave nbval out of the job (by default `--nbval-lax` runs each notebook's "
+        "cells once more in a Jupyter kernel)",
+    )
+    init.add_argument(
+        "--ntdd-from",
+        metavar="SPEC",
+        help="how CI installs ntdd, any pip requirement: ntdd==0.1.0, git+https://…@COMMIT, "
+        "a wheel's path in the repository (default: from where this ntdd came)",
+    )
+    init.add_argument(
         "--gpu-runner",
         metavar="LABEL",
         help="add a job on self-hosted runners with this label: `pytest --ntdd-devices cuda`",

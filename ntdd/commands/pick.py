@@ -9,13 +9,15 @@ On a pull request, a change to what every notebook depends on tests every
 notebook: a dependency file (the workflow's pattern), or any other file
 inside the notebooks' folder or beside or below a notebook. Otherwise the
 notebooks the change touches are tested; a paired text notebook's change
-tests its `.ipynb`.
+tests its `.ipynb`, and a generated module's change (a hand edit that
+`ntdd export --check` refuses, as the pre-commit hook does) tests the
+notebook its header names, wherever the module is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -35,24 +37,32 @@ def pick(
     folders: Sequence[str],
     changed: Sequence[str] | None = None,
     depends_on: re.Pattern[str] | None = None,
+    sources: Mapping[str, Path] | None = None,
 ) -> Picked:
-    """The notebooks among *tracked* to test; all of them unless *changed* narrows it."""
+    """The notebooks among *tracked* to test; all of them unless *changed* narrows it.
+
+    *sources* maps a changed generated module to the notebook its header names."""
     present = {Path(name) for name in tracked}  # what a checkout has: pairs, deletions
     every = tuple(notebooks_among(tracked, folders, present))
     if changed is None:
         return Picked(every, "every notebook")
+    modules = {name: nb for name, nb in (sources or {}).items() if nb in every}
     because = next(
         (
             name
             for name in changed
             if (depends_on is not None and depends_on.search(name))
-            or (not _notebook_file(name, folders, present) and _near(name, every, folders))
+            or (
+                name not in modules
+                and not _notebook_file(name, folders, present)
+                and _near(name, every, folders)
+            )
         ),
         None,
     )
     if because is not None:
         return Picked(every, f"{because} changed, so every notebook")
-    touched = set(notebooks_among(changed, folders, present))
+    touched = set(notebooks_among(changed, folders, present)) | set(modules.values())
     return Picked(
         tuple(n for n in every if n in touched), "the notebooks this pull request changes"
     )

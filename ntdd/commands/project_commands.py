@@ -73,7 +73,7 @@ def list_command(args: argparse.Namespace) -> int:
     else:
         tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
         changed = _names(args.changed, end) if args.changed else None
-        picked = pick(tracked, args.paths, changed, args.depends_on)
+        picked = pick(tracked, args.paths, changed, args.depends_on, _sources(changed or []))
         found, why = list(picked.notebooks), picked.why
     sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
     sys.stdout.flush()
@@ -109,6 +109,15 @@ def _names(source: Path, end: bytes) -> list[str]:
     return [os.fsdecode(name) for name in data.split(end) if name]
 
 
+def _sources(changed: Sequence[str]) -> dict[str, Path]:
+    """The notebook each changed generated module names in its header, as the
+    pre-commit hook pairs a staged module with its notebook."""
+    from ntdd.format.paths import source_of
+
+    found = {name: source_of(Path(name)) for name in changed if name.endswith(".py")}
+    return {name: notebook for name, notebook in found.items() if notebook is not None}
+
+
 def _on_disk(paths: Sequence[str]) -> list[str]:
     from ntdd.notebook.files import find_notebooks
 
@@ -117,6 +126,8 @@ def _on_disk(paths: Sequence[str]) -> list[str]:
 
 def init_command(args: argparse.Namespace) -> int:
     """`ntdd init`: survey the repository and write (or print) its CI workflow."""
+    from ntdd.commands.needs import installed_pins
+    from ntdd.commands.origin import given, installed_origin
     from ntdd.commands.survey import survey
     from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
 
@@ -131,8 +142,12 @@ def init_command(args: argparse.Namespace) -> int:
         gpu_runner=args.gpu_runner,
         shards=args.shards,
         workflow_name=args.output.name,
+        nbval=not args.no_nbval,
     )
-    options, notes = plan(survey(root, args.notebooks, args.modules), asked)
+    ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
+    found = survey(root, args.notebooks, args.modules)
+    pins = installed_pins(root, dict(found.imports), [spec for spec, _ in found.installs])
+    options, notes = plan(found, asked, ntdd, pins)
     text = render_workflow(options)
     for note in notes:  # with --dry-run, stdout is the workflow alone
         print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
@@ -153,6 +168,9 @@ def _check_init_args(args: argparse.Namespace, root: Path) -> None:
     label = args.gpu_runner
     if label is not None and (not label.strip() or any(c in label for c in ",\n\r\"'")):
         raise NtddError(f"--gpu-runner {label!r}: expected a runner label, such as gpu or cuda")
+    spec = args.ntdd_from
+    if spec is not None and (not spec.strip() or any(c in spec for c in "\n\r")):
+        raise NtddError(f"--ntdd-from {spec!r}: expected a pip requirement, such as ntdd==0.1.0")
     if args.output.exists() and not (args.force or args.dry_run):
         raise NtddError(f"{args.output}: exists; not overwriting it (use --force)")
     top = git_top(root)

@@ -2,27 +2,24 @@
 
 Where the notebooks are, which of them have `# TEST` cells, whether their
 generated modules are committed (only then can CI run `ntdd export --check`),
-and what the notebooks need installed. Inside a git work tree, "committed"
-means tracked by git; elsewhere, files on disk count.
+and what the notebooks need installed: the files that say so
+(`dependencies`), and what the notebooks import. Inside a git work tree,
+"committed" means tracked by git; elsewhere, files on disk count.
 """
 
 from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ntdd.commands.dependencies import Declared, declared
+from ntdd.commands.needs import cell_imports, third_party
+from ntdd.commands.origin import Checkout
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-REQUIREMENTS = "requirements.txt"
+from ntdd.values import Cell
 
 
 @dataclass(frozen=True)
@@ -36,9 +33,10 @@ class Survey:
     committed_modules: tuple[str, ...]  # generated modules that are committed
     uncommitted_modules: tuple[str, ...]  # exported, but not committed
     missing_modules: tuple[str, ...]  # notebooks with tests but no committed module
-    requirements: bool  # a requirements.txt at the top
-    package: str | None  # pyproject.toml or setup.py, when the repository is installable
+    declared: Declared  # the files that say what to install
     git: bool
+    imports: tuple[tuple[str, str], ...] = ()  # (module, first notebook): neither stdlib nor local
+    installs: tuple[tuple[str, str], ...] = ()  # (requirement, notebook): `%pip install` lines
 
 
 def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
@@ -48,7 +46,7 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
     found = _notebooks(root, notebooks_dir or ".", listed)
     folder = notebooks_dir or _common_folder(found)
     notebooks = tuple(n for n in found if _inside(n, folder))
-    with_tests, unreadable = _with_tests(root, notebooks)
+    with_tests, unreadable, imports, installs = _read_notebooks(root, notebooks)
     out_dir = _modules_dir(root, modules_dir)
     modules = {nb: _module(root, nb, out_dir) for nb in with_tests}
     generated = {nb: m for nb, m in modules.items() if _is_generated(root / m)}
@@ -61,9 +59,10 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
         committed_modules=tuple(committed.values()),
         uncommitted_modules=tuple(m for nb, m in generated.items() if nb not in committed),
         missing_modules=tuple(nb for nb in with_tests if nb not in committed),
-        requirements=(root / REQUIREMENTS).is_file(),
-        package=_installable(root),
+        declared=declared(root, _clean(folder)),
         git=tracked is not None,
+        imports=tuple(imports.items()),
+        installs=tuple(installs.items()),
     )
 
 
@@ -71,6 +70,22 @@ def git_top(root: Path) -> Path | None:
     """The top folder of the git work tree holding *root*, or None outside one."""
     done = _git(root, "rev-parse", "--show-toplevel")
     return Path(done.strip()).resolve() if done is not None else None
+
+
+def checkout_of(folder: Path) -> Checkout | None:
+    """The git state of the work tree holding *folder*: the remote its branch tracks (else
+    `origin`, else the only one), the commit, and whether it is dirty or unpushed."""
+    commit = _git(folder, "rev-parse", "HEAD")
+    if commit is None:
+        return None
+    upstream = (_git(folder, "rev-parse", "--abbrev-ref", "@{upstream}") or "").strip()
+    remotes = (_git(folder, "remote") or "").split()
+    name = upstream.split("/")[0] if upstream else "origin" if "origin" in remotes else None
+    name = name or (remotes[0] if len(remotes) == 1 else None)
+    remote = (_git(folder, "config", "--get", f"remote.{name}.url") or "").strip() if name else ""
+    dirty = bool((_git(folder, "status", "--porcelain", "--untracked-files=no") or "").strip())
+    holders = (_git(folder, "branch", "-r", "--contains", commit.strip()) or "").strip()
+    return Checkout(remote or None, commit.strip(), dirty, pushed=bool(holders))
 
 
 def _git_files(root: Path, *which: str) -> set[str] | None:
@@ -114,12 +129,18 @@ def _clean(folder: str) -> str:
     return Path(folder).as_posix().rstrip("/") or "."
 
 
-def _with_tests(root: Path, notebooks: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _read_notebooks(
+    root: Path, notebooks: tuple[str, ...]
+) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, str]]:
+    """The notebooks with tests; those unreadable, with why; and what they import and
+    install ({name: the first notebook naming it})."""
     from ntdd.notebook.markers import is_test_cell
     from ntdd.notebook.read import read_notebook
 
     with_tests: list[str] = []
     unreadable: list[str] = []
+    imports: dict[str, str] = {}
+    installs: dict[str, str] = {}
     for notebook in notebooks:
         try:  # relative to the working directory, so that messages name it so
             cells = read_notebook(os.path.relpath(root / notebook)).cells
@@ -132,7 +153,31 @@ def _with_tests(root: Path, notebooks: tuple[str, ...]) -> tuple[tuple[str, ...]
             continue
         if any(is_test_cell(cell) for cell in cells):
             with_tests.append(notebook)
-    return tuple(with_tests), tuple(unreadable)
+        _add_imports(root, notebook, cells, imports, installs)
+    return tuple(with_tests), tuple(unreadable), imports, installs
+
+
+def _add_imports(
+    root: Path,
+    notebook: str,
+    cells: tuple[Cell, ...],
+    imports: dict[str, str],
+    installs: dict[str, str],
+) -> None:
+    found = cell_imports(cells)
+    for module in found.modules:
+        if third_party(module) and not _local(root, notebook, module):
+            imports.setdefault(module, notebook)
+    for requirement in found.installed:
+        installs.setdefault(requirement, notebook)
+
+
+def _local(root: Path, notebook: str, module: str) -> bool:
+    """A module of the repository's own: `module.py` or `module/` in the notebook's folder
+    or one above it (a notebook's `sys.path.append("..")`), or in `src/`."""
+    folder = Path(notebook).parent
+    places = [root / f for f in (folder, *folder.parents, Path("src"))]
+    return any((p / f"{module}.py").is_file() or (p / module).is_dir() for p in places)
 
 
 def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
@@ -143,10 +188,13 @@ def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
 
 
 def _module(root: Path, notebook: str, out_dir: Path | None) -> str:
-    """The notebook's module, relative to *root*."""
-    from ntdd.format.paths import module_path
+    """The notebook's module, relative to *root*, found as the workflow's
+    `ntdd export --check NOTEBOOK` finds it: where export writes it, else
+    wherever a module's header names the notebook (`-o tests/notebooks` once)."""
+    from ntdd.format.paths import find_module
 
-    module = module_path(root / notebook, out_dir)
+    path = root / notebook
+    module = find_module(path, out_dir, path.parent)
     return Path(os.path.relpath(module, root)).as_posix()
 
 
@@ -158,14 +206,3 @@ def _is_generated(path: Path) -> bool:
             return is_generated(f.read(200))
     except (OSError, UnicodeDecodeError):
         return False
-
-
-def _installable(root: Path) -> str | None:
-    """A pyproject.toml that declares a project, or a setup.py: `pip install .` works."""
-    try:
-        data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        data = {}
-    if "project" in data:
-        return "pyproject.toml"
-    return "setup.py" if (root / "setup.py").is_file() else None

@@ -7,16 +7,23 @@ options into `WorkflowOptions` and notes that say what was decided and why;
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+import os
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 import jinja2
 
-from ntdd.commands.survey import REQUIREMENTS, Survey
+from ntdd.commands.installs import TORCH_CPU_INDEX, Installs, plan_installs
+from ntdd.commands.needs import Pins
+from ntdd.commands.origin import Origin
+from ntdd.commands.survey import Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
 
+_HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"
 DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed
 
@@ -50,13 +57,13 @@ class WorkflowOptions:
     python: str = "3.11"
     check: bool = False  # run `ntdd export --check`: the modules are committed
     modules: str | None = None  # where the modules are, when `-o` must say so
-    requirements: bool = False  # install requirements.txt
-    package: bool = False  # install the repository itself (`pip install -e .`)
-    cache_key: str | None = None  # the file whose hash keys pip's cache; none: no cache
+    module_folders: tuple[str, ...] = ()  # committed modules' folders outside the notebooks'
+    installs: Installs = field(default_factory=Installs)
     faults: bool = False
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
+    nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
 
 
 @dataclass(frozen=True)
@@ -71,25 +78,35 @@ class Choices:
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
+    nbval: bool = True
 
 
-def plan(found: Survey, asked: Choices) -> tuple[WorkflowOptions, list[str]]:
-    """The workflow's options for this repository, and notes saying what was decided."""
+def plan(
+    found: Survey, asked: Choices, ntdd: Origin, pins: Pins, here: str = _HERE
+) -> tuple[WorkflowOptions, list[str]]:
+    """The workflow's options for this repository, and notes saying what was decided;
+    *ntdd* says where the ntdd running this came from, *pins* what the notebooks import,
+    resolved in this Python (*here*)."""
     check, notes = _export_check_step(found, asked)
+    extras = ["nbval", "jupytext", "nbconvert"] if asked.nbval else ["jupytext", "nbconvert"]
+    workflow = f".github/workflows/{asked.workflow_name}"
+    installs, installed = plan_installs(
+        found.declared, pins, ntdd, extras, asked.python, here, workflow
+    )
     options = WorkflowOptions(
         notebooks=found.notebooks_dir,
         python=asked.python,
         check=check,
         modules=asked.modules if check else None,
-        requirements=found.requirements,
-        package=found.package is not None,
-        cache_key=REQUIREMENTS if found.requirements else found.package,
+        module_folders=_module_folders(found, asked.modules) if check else (),
+        installs=installs,
         faults=asked.faults,
         gpu_runner=asked.gpu_runner,
         shards=asked.shards,
         workflow_name=asked.workflow_name,
+        nbval=asked.nbval,
     )
-    return options, [*_found(found), *notes, *_extras(options)]
+    return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
 
 def _found(found: Survey) -> list[str]:
@@ -102,13 +119,7 @@ def _found(found: Survey) -> list[str]:
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
-    return [*notes, _installs(found)]
-
-
-def _installs(found: Survey) -> str:
-    items = [REQUIREMENTS] * found.requirements
-    items += ["the repository itself (pip install -e .)"] * (found.package is not None)
-    return f"installs {', '.join(items)} and ntdd" if items else "installs ntdd"
+    return notes
 
 
 def _export_check_step(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
@@ -137,6 +148,17 @@ def _export_check_step(found: Survey, asked: Choices) -> tuple[bool, list[str]]:
     return True, notes
 
 
+def _module_folders(found: Survey, modules: str | None) -> tuple[str, ...]:
+    """The folders of the committed modules that lie outside the notebooks' folder: a
+    pull request that only edits a module there must start the workflow too."""
+    folders = {str(PurePosixPath(m).parent) for m in found.committed_modules}
+    folders |= {PurePosixPath(modules).as_posix()} if modules else set()
+    top = found.notebooks_dir
+    outside = sorted(f for f in folders if top != "." and f != top and not f.startswith(top + "/"))
+    common = (os.path.commonpath(outside) or ".") if outside else "."
+    return (common,) if common != "." else tuple(outside)
+
+
 def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
     names = ", ".join(notebooks[:shown])
     more = f" and {len(notebooks) - shown} more" if len(notebooks) > shown else ""
@@ -144,6 +166,26 @@ def _missing(notebooks: tuple[str, ...], shown: int = 3) -> str:
         f"warning: {_count(len(notebooks), 'notebook')} with tests but no committed module "
         f"({names}{more}): the check fails until `ntdd export` writes them and they are committed"
     )
+
+
+def _runs(found: Survey, options: WorkflowOptions) -> list[str]:
+    """What the test step runs: notebooks without tests too, and nbval or not."""
+    untested = len(found.notebooks) - len(found.with_tests) - len(found.unreadable)
+    notes = []
+    if untested > 0:
+        notes.append(
+            f"{_count(untested, 'notebook')} without # TEST cells: the job runs each to its "
+            "end as one test (--ntdd-run-untested), so a cell that raises fails it"
+        )
+    if options.nbval:
+        notes.append(
+            "runs nbval beside ntdd (--nbval-lax): every notebook's cells once more in a "
+            "Jupyter kernel, failing on a cell that raises; it compares outputs only in "
+            "cells marked # NBVAL_CHECK_OUTPUT (--no-nbval leaves it out)"
+        )
+    else:
+        notes.append("leaves out nbval (--no-nbval): each notebook runs once, under ntdd")
+    return notes
 
 
 def _extras(options: WorkflowOptions) -> list[str]:
@@ -174,9 +216,12 @@ def render_workflow(options: WorkflowOptions) -> str:
         lstrip_blocks=True,
     )
     env.filters["prefix"] = lambda text, prefix: prefix + text
+    env.filters["sh"] = shlex.quote  # a word for bash, whatever a requirement holds
     template = env.get_template(WORKFLOW_TEMPLATE)
     return template.render(
         o=options,
+        i=options.installs,
+        torch_index=TORCH_CPU_INDEX,
         paths=trigger_paths(options),
         dependencies=dependency_pattern(options.workflow_name),
         durations=DURATIONS_FILE,
@@ -185,11 +230,13 @@ def render_workflow(options: WorkflowOptions) -> str:
 
 
 def trigger_paths(options: WorkflowOptions) -> list[str]:
-    """The `paths:` that start the workflow; none (every change) for notebooks at the top."""
-    if options.notebooks == ".":
+    """The `paths:` that start the workflow; none (every change) for notebooks, or
+    modules, at the top."""
+    if "." in (options.notebooks, *options.module_folders):
         return []
     return [
         f"{options.notebooks}/**",
+        *(f"{folder}/**" for folder in options.module_folders),
         *(f"**/{name}" for name in DEPENDENCY_FILES),
         f".github/workflows/{options.workflow_name}",
     ]

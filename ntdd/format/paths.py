@@ -174,15 +174,22 @@ def _generated_modules(root: Path) -> dict[Path, Path]:
             if not (name.startswith("test_") and name.endswith(".py")):
                 continue
             module = Path(folder) / name
-            header = _header_of(module)
-            if header is None:
-                continue
-            try:
-                notebook = checked_source(module, header)
-            except (ForeignFileError, NotebookReadError):
-                continue
-            found.setdefault(notebook.resolve(), module)
+            notebook = source_of(module)
+            if notebook is not None:
+                found.setdefault(notebook.resolve(), module)
     return found
+
+
+def source_of(module: Path) -> Path | None:
+    """The notebook a generated *module*'s header names (relative where *module* is);
+    None for any other file, and for a header that points outside the project."""
+    header = _header_of(module)
+    if header is None:
+        return None
+    try:
+        return checked_source(module, header)
+    except (ForeignFileError, NotebookReadError):
+        return None
 
 
 def _header_of(module: Path) -> Header | None:

@@ -17,15 +17,25 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from ntdd.defaults import PLUGIN
 from ntdd.errors import NtddError
 from ntdd.notebook.files import is_notebook_file
 
-# The child loads ntdd's plugin itself where no entry point does (LoadsPlugin).
-_PYTEST = (
-    "import sys, pytest\n"
-    "from ntdd.defaults import LoadsPlugin\n"
-    "sys.exit(pytest.main(sys.argv[1:], plugins=[LoadsPlugin()]))"
-)
+# The child loads ntdd's plugin itself where no entry point does, as
+# `ntdd.defaults.LoadsPlugin` does; but it imports nothing of ntdd before pytest
+# has installed its assertion rewriter, as under `pytest --ntdd`. An import of
+# `ntdd` before then is "Module already imported so cannot be rewritten; ntdd",
+# a PytestAssertRewriteWarning that a project's `filterwarnings = ["error"]`
+# makes a failed run.
+_PYTEST = f"""\
+import sys, pytest
+class LoadsPlugin:
+    def pytest_load_initial_conftests(self, early_config):
+        manager = early_config.pluginmanager
+        if not (manager.has_plugin("ntdd") or manager.has_plugin({PLUGIN!r})):
+            manager.import_plugin({PLUGIN!r})
+sys.exit(pytest.main(sys.argv[1:], plugins=[LoadsPlugin()]))
+"""
 _SESSION_NAMES = ("__vsc_ipynb_file__", "__session__")  # what VS Code, JupyterLab tell
 # Set in the child's environment: a kernel started inside it (nbval's, with
 # `--nbval-lax` in the project's addopts) must not start the run again.

@@ -38,6 +38,30 @@ def bound_names(tree: ast.Module) -> list[str]:
     return list(names)
 
 
+def assigned_names(tree: ast.Module) -> list[str]:
+    """Names the top level of *tree* assigns with `=`, in order: a notebook's parameters.
+
+    papermill's parameters are the names a cell assigns (`epochs = 200`,
+    `epochs, lr = 200, 0.1`, `lr: float = 0.1`). A name bound only as a `for`,
+    comprehension, `with`, `except` or `import ... as` target, by `:=`, `+=`,
+    `def` or `class`, is not one: `for epoch in range(epochs)` does not make
+    `epoch` a parameter.
+    """
+    names: dict[str, None] = {}
+    for stmt in tree.body:
+        for node in module_level_nodes(stmt, class_bodies=False):
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets = [node.target]
+            else:
+                continue
+            for sub in (n for target in targets for n in ast.walk(target)):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.setdefault(sub.id, None)
+    return list(names)
+
+
 def _binds(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
         return [node.id]

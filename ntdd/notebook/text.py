@@ -9,8 +9,9 @@ writer (`pip install 'ntdd[jupytext]'`).
 A text notebook has no cell ids (jupytext makes up new ones on every read),
 so its cells are known by their position and content, as nbformat 4.4's are.
 A write-back changes only the edited cells: it is refused unless jupytext
-writes the file as it is, byte for byte (the header's `jupytext_version`
-line aside, which is kept as it was).
+writes the file as it is, byte for byte (the header's version lines aside,
+which are kept as they were: another `jupytext_version`, or none at all, as
+in a header written by hand).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ntdd.errors import NotebookReadError, NtddError
 TEXT_SUFFIXES = (".py", ".md")
 _HEAD_LINES = 200  # a header longer than this is no jupytext header
 _JUPYTEXT_KEY = re.compile(r"\s*jupytext\s*:")
-_VERSION_LINE = "jupytext_version:"
+_JUPYTEXT_VERSION, _FORMAT_VERSION = "jupytext_version:", "format_version:"  # header lines
 _BOM = "\ufeff"
 
 
@@ -136,11 +137,10 @@ def text_with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> by
     jupytext = _jupytext(path)
     notebook = jupytext.reads(text, fmt=path.suffix[1:])
     fmt = _written_format(notebook)
-    as_is = jupytext.writes(notebook, fmt=fmt)
-    versions = _version_lines(text, as_is, path)
+    header, written = _kept_header(text, jupytext.writes(notebook, fmt=fmt), path)
     for number, source in sources.items():
         notebook.cells[number - 1].source = source
-    new = _with_lines(jupytext.writes(notebook, fmt=fmt), versions)
+    new = "\n".join([*header, *jupytext.writes(notebook, fmt=fmt).split("\n")[written:]])
     _check_reads_back(jupytext.reads(new, fmt=path.suffix[1:]), notebook, sources, path)
     return (bom + new).replace("\n", newline).encode("utf-8")
 
@@ -172,38 +172,57 @@ def _written_format(notebook: Any) -> dict[str, str]:
     return {"extension": found["extension"], "format_name": found["format_name"]}
 
 
-def _version_lines(text: str, as_is: str, path: Path) -> dict[int, str]:
-    """The header's version lines where jupytext writes its own version; refuse other changes."""
+def _kept_header(text: str, as_is: str, path: Path) -> tuple[list[str], int]:
+    """The file's own header, and the number of lines jupytext writes for it.
+
+    jupytext writes its versions into the header (`format_version`,
+    `jupytext_version`). The file keeps its own: another `jupytext_version`,
+    or none of them, as a header written by hand has. Any other line jupytext
+    would write otherwise is refused.
+    """
     ours, theirs = text.split("\n"), as_is.split("\n")
-    differ = [n for n, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b]
-    if len(ours) == len(theirs) and all(_VERSION_LINE in theirs[n] for n in differ):
-        return {n: ours[n] for n in differ}
+    mine, its = _header_end(ours), _header_end(theirs)
+    has_format = any(_FORMAT_VERSION in line for line in ours[:mine])
+    a, b = _compared(ours, mine, has_format), _compared(theirs, its, has_format)
+    if [line for _, line in a] == [line for _, line in b]:
+        return ours[:mine], its
     raise TextNotebookWriteError(
-        f"{path}: jupytext would not write it back as it is ({_difference(ours, theirs)}); "
+        f"{path}: jupytext would not write it back as it is ({_difference(a, b)}); "
         "not changing it (save it once with jupytext, then sync again)"
     )
 
 
-def _difference(ours: list[str], theirs: list[str]) -> str:
-    """The first line jupytext would write otherwise (its version line aside), in words."""
-    at = [
-        n
-        for n, (a, b) in enumerate(zip(ours, theirs, strict=False))
-        if a != b and _VERSION_LINE not in b
+def _header_end(lines: list[str]) -> int:
+    """The number of lines up to the end of the header: its closing `---` (0 with none)."""
+    opened = False
+    for n, line in enumerate(lines):
+        if line.lstrip("#").strip() == "---":
+            if opened:
+                return n + 1
+            opened = True
+    return 0
+
+
+def _compared(lines: list[str], header: int, has_format: bool) -> list[tuple[int, str]]:
+    """(line number, line) but the header's version lines: `jupytext_version` is never
+    compared, and `format_version` only where the file has one."""
+    dropped = (_JUPYTEXT_VERSION,) if has_format else (_JUPYTEXT_VERSION, _FORMAT_VERSION)
+    return [
+        (n, line)
+        for n, line in enumerate(lines)
+        if n >= header or not any(key in line for key in dropped)
     ]
-    if at:
-        n = at[0]
-        return f"line {n + 1} would read {theirs[n].strip()!r}, not {ours[n].strip()!r}"
+
+
+def _difference(ours: list[tuple[int, str]], theirs: list[tuple[int, str]]) -> str:
+    """The first line jupytext would write otherwise (its version lines aside), in words."""
+    for (n, a), (_, b) in zip(ours, theirs, strict=False):
+        if a != b:
+            return f"line {n + 1} would read {b.strip()!r}, not {a.strip()!r}"
     if len(theirs) < len(ours):
-        return f"it would end after line {len(theirs)}, {len(ours) - len(theirs)} line(s) early"
-    return f"it would add {len(theirs) - len(ours)} line(s) after line {len(ours)}"
-
-
-def _with_lines(text: str, lines: dict[int, str]) -> str:
-    out = text.split("\n")
-    for n, line in lines.items():
-        out[n] = line
-    return "\n".join(out)
+        last = theirs[-1][0] + 1 if theirs else 0
+        return f"it would end after line {last}, {len(ours) - len(theirs)} line(s) early"
+    return f"it would add {len(theirs) - len(ours)} line(s) after line {ours[-1][0] + 1}"
 
 
 def _check_reads_back(again: Any, intended: Any, sources: Mapping[int, str], path: Path) -> None:

@@ -11,24 +11,56 @@ from __future__ import annotations
 import contextlib
 import functools
 import linecache
+import sys
+import time
 from types import FrameType
 from typing import Any
 
 import pytest
 
 from ntdd.runtime.notebook_runtime import NotebookRuntime
-from ntdd.runtime.timeout import HARD_END_GRACE, Overrun
+from ntdd.runtime.timeout import HARD_END_GRACE, HARD_END_STATUS, Overrun
 
 
-def overrun_of(runtime: Any, config: pytest.Config) -> Overrun:
-    """The overrun handling of a test of *runtime*'s notebook.
+def overrun_of(runtime: Any, item: pytest.Item) -> Overrun:
+    """The overrun handling of *item*, a test of *runtime*'s notebook.
 
     In a kernel (`%ntdd`), the process is the user's kernel: it is never ended.
     """
     cell_of = functools.partial(running_cell, runtime)
     if not isinstance(runtime, NotebookRuntime):
         return Overrun(cell_of, grace=None)
-    return Overrun(cell_of, HARD_END_GRACE, functools.partial(release_capture, config))
+    last_words = functools.partial(release_capture, item.config)
+    results = functools.partial(leave_results, item, time.monotonic())
+    return Overrun(cell_of, HARD_END_GRACE, last_words, results)
+
+
+def leave_results(item: pytest.Item, started: float, message: str) -> None:
+    """Before the process ends: *item* failed with *message*, and the session finishes,
+    so that the JUnit XML, the report, the summary, the durations and pytest's
+    own last failures say what this run did, never what an earlier one left.
+
+    Under pytest-xdist a worker only ends: the controller reports its test as
+    crashed and writes the files itself.
+    """
+    if hasattr(item.config, "workerinput"):
+        return
+    report = pytest.TestReport(
+        item.nodeid,
+        item.location,
+        keywords=dict.fromkeys(item.keywords, 1),
+        outcome="failed",
+        longrepr=message,
+        when="call",
+        duration=time.monotonic() - started,
+    )
+    item.ihook.pytest_runtest_logreport(report=report)
+    session = item.session
+    session.exitstatus = HARD_END_STATUS
+    item.config.hook.pytest_sessionfinish(session=session, exitstatus=HARD_END_STATUS)
+    for stream in (sys.stdout, sys.stderr):  # the process ends with os._exit: no flush
+        with contextlib.suppress(Exception):
+            stream.flush()
 
 
 def running_cell(runtime: Any, frame: FrameType) -> str | None:

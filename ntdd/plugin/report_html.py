@@ -76,6 +76,9 @@ def _exporter() -> Any:
         template_name="report",
         extra_template_basedirs=[str(template_dir())],
         optimistic_validation=True,
+        # A pull request's notebook writes its markdown into the page: cleaned of what
+        # could redirect the reader or restyle the verdicts (<meta>, <style>, <form>, <base>).
+        sanitize_html=True,
     )
 
 

@@ -151,7 +151,7 @@ class RunHooks:
         deadline = item.stash.get(_deadline_key, None)
         seconds = self._timeout(item)
         if deadline is None and seconds:
-            overrun = overrun_of(runtime_of(item), item.config)
+            overrun = overrun_of(runtime_of(item), item)
             deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
         notebook_code = _notebook_code(runtime_of(item))
         with (

@@ -12,6 +12,7 @@ the controller, so durations are written there, and only there.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,7 @@ class DurationsRecorder:
         self.path = path
         self.where = where
         self.seconds: dict[str, float] = {}
+        self.started: dict[str, float] = {}  # node id: when it started, for a crashed worker's
         if path.exists():
             load_durations(path, where)  # refuse now, not after the run, to merge into junk
 
@@ -146,10 +148,17 @@ class DurationsRecorder:
         report.ntdd_unit = _unit(item.path, self.config.rootpath)  # type: ignore[attr-defined]
         return report
 
+    def pytest_runtest_logstart(self, nodeid: str) -> None:
+        self.started[nodeid] = time.monotonic()
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         unit = getattr(report, "ntdd_unit", None)
+        seconds = report.duration
+        if str(report.when) == "???":  # pytest-xdist's report of a test whose worker died
+            unit = _unit(self.config.rootpath / report.nodeid.split("::")[0], self.config.rootpath)
+            seconds = time.monotonic() - self.started.get(report.nodeid, time.monotonic())
         if unit is not None:
-            self.seconds[unit] = self.seconds.get(unit, 0.0) + report.duration
+            self.seconds[unit] = self.seconds.get(unit, 0.0) + seconds
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Merge into the file: units that ran replace their entries, the rest stay.

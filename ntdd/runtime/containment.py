@@ -92,8 +92,11 @@ def watch_ctrl_c() -> None:
 
 
 def unwatch_ctrl_c() -> None:
+    """Put back the SIGINT handler; from another thread (a hard end finishing the
+    session as the process ends) there is nothing to put back: only the main
+    thread may set handlers."""
     global _previous_handler
-    if _previous_handler is not None:
+    if _previous_handler is not None and threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, _previous_handler)
         _previous_handler = None
 

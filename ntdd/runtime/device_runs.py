@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from ntdd.notebook.cell_code import DEVICE
-from ntdd.runtime import containment, root_logger, steps
+from ntdd.runtime import containment, processes, root_logger, steps
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.cell_places import CellPlaces
 from ntdd.runtime.devices import device_value
@@ -85,6 +85,7 @@ class DeviceRuns(CellPlaces):
         self._active: DeviceRun | None = None
         self._outside: ProcessState | None = None  # the process before the notebook ran
         self._threads: frozenset[threading.Thread] = frozenset()  # those before it ran
+        self._processes: set[int] = set()  # children its cells started, ended at release
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
         self._failures: list[types.TracebackType] = []  # this notebook's, until release
         self._config: pytest.Config | None = None
@@ -127,7 +128,8 @@ class DeviceRuns(CellPlaces):
         outside = current_cwd()
         change_cwd(run.cwd)
         try:
-            yield
+            with processes.started_by(self._processes):
+                yield
         finally:
             run.cwd = current_cwd()
             change_cwd(outside)
@@ -172,6 +174,7 @@ class DeviceRuns(CellPlaces):
             _clear_frames(failure)
         self._failures.clear()
         self._leave_threads()
+        processes.end(self._processes, self._say_ended)
         if self._active is not None:
             self._put_aside(self._active, keep=False)
         for run in self._runs.values():
@@ -201,6 +204,15 @@ class DeviceRuns(CellPlaces):
                 self._line_running_in(thread),
             )
             containment.abandon(thread)
+
+    def _say_ended(self, pid: int, command: str) -> None:
+        note_at(
+            f"{self.display_path}: process {pid} ({command}), started by its cells, was still "
+            "running after the notebook's last test; ended, as a kernel's shutdown ends "
+            "its processes",
+            self.display_path,
+            1,
+        )
 
     def _line_running_in(self, thread: threading.Thread) -> int:
         """The notebook's line where *thread* is now, its innermost frame of the notebook's

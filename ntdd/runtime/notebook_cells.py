@@ -100,7 +100,8 @@ class NotebookCells:
         if parameters is not None:
             cells.append(parameters)
             self._pins = self._pins_of(parameters)
-            self._unassigned = pinning.unassigned(parameters.values, self._setup_code())
+            shared = settings_of(config).parameters.shared_by(self.notebook)
+            self._unassigned = pinning.unassigned(parameters.values, self._setup_code(), shared)
         self._steps = sorted(cells, key=lambda s: s.position)
         self._show_values(test_steps)
         self._cell_codes = {

@@ -4,8 +4,10 @@ A training notebook seldom has a `parameters` cell; it says `epochs = 100`
 where it trains. A parameter given for the run (`--ntdd-param epochs=1`,
 `[tool.ntdd.parameters]`) therefore pins its name: a top-level assignment of
 it in a setup cell below the point where the parameters go in keeps the
-pinned value, and the rest of the cell runs. A name no setup cell assigns is
-a typo until shown otherwise: an error naming the closest names that are.
+pinned value, and the rest of the cell runs. A name no setup cell assigns
+with `=` (as papermill's parameters are assigned) is a typo until shown
+otherwise, even where a loop binds it (`for epoch in range(epochs)`): an
+error naming the closest names that are.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
 from ntdd.notebook.cell_code import DEVICE, to_python
-from ntdd.notebook.cell_names import bound_names
+from ntdd.notebook.cell_names import assigned_names, bound_names
 
 
 class PinnedNames(MutableMapping[str, Any]):
@@ -68,7 +70,7 @@ def pin_device(value: Any, device: str) -> Any:
 
 
 @functools.lru_cache(maxsize=4096)
-def assigned_names(code: str) -> frozenset[str]:
+def bound(code: str) -> frozenset[str]:
     """The names a setup cell's top level binds (none, for a cell that does not parse)."""
     try:
         return frozenset(bound_names(to_python(code).tree))
@@ -76,25 +78,45 @@ def assigned_names(code: str) -> frozenset[str]:
         return frozenset()
 
 
+@functools.lru_cache(maxsize=4096)
+def assigned(code: str) -> frozenset[str]:
+    """The names a setup cell's top level assigns with `=`: the parameters it has."""
+    try:
+        return frozenset(assigned_names(to_python(code).tree))
+    except SyntaxError:
+        return frozenset()
+
+
 def pins(cells: Iterable[tuple[int, str]], names: Iterable[str]) -> dict[int, frozenset[str]]:
-    """For each setup cell (index, code) that assigns one of *names*: those it assigns."""
+    """For each setup cell (index, code) that binds one of *names*: those it binds."""
     wanted = frozenset(names)
-    found = {index: assigned_names(code) & wanted for index, code in cells}
+    found = {index: bound(code) & wanted for index, code in cells}
     return {index: pinned for index, pinned in found.items() if pinned}
 
 
-def unassigned(names: Iterable[str], cells: Iterable[tuple[int, str]]) -> str:
+def unassigned(
+    names: Iterable[str], cells: Iterable[tuple[int, str]], shared: frozenset[str] = frozenset()
+) -> str:
     """Why the given parameters cannot be right ("" when every one is assigned somewhere).
 
     `--ntdd-param epoch=1`, where the notebook says `epochs = 100`, would
     otherwise be accepted without a word, and the training would run in full.
+    A name of *shared* was given for every notebook: one that lacks it says
+    how to give it to some notebooks only.
     """
-    assigned = frozenset().union(*(assigned_names(code) for _, code in cells))
-    problems = [_unassigned(name, assigned) for name in names if name not in assigned]
+    parameters = frozenset().union(*(assigned(code) for _, code in cells))
+    problems = [
+        _unassigned(name, parameters, name in shared) for name in names if name not in parameters
+    ]
     return "; ".join(problems)
 
 
-def _unassigned(name: str, assigned: frozenset[str]) -> str:
-    close = difflib.get_close_matches(name, sorted(assigned), n=3)
+def _unassigned(name: str, parameters: frozenset[str], shared: bool) -> str:
+    close = difflib.get_close_matches(name, sorted(parameters), n=3)
     hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+    if shared:
+        hint += (
+            " (given for every notebook: one that only some notebooks assign goes in "
+            'their own tables, [tool.ntdd.parameters."NOTEBOOK"] in pyproject.toml)'
+        )
     return f"test parameter {name!r}: no setup cell of the notebook assigns it{hint}"

@@ -58,6 +58,10 @@ def _no_cell(frame: FrameType) -> str | None:
     return None
 
 
+def _nothing_to_leave(message: str) -> None:
+    return None
+
+
 def _nothing_to_say() -> str:
     return ""
 
@@ -76,6 +80,8 @@ class Overrun:
     grace: float | None = HARD_END_GRACE  # None: the process is never ended (a user's kernel)
     last_words: Callable[[], str] = _nothing_to_say  # before the end: lets stderr through,
     # and returns what to show first (what the test printed)
+    leave_results: Callable[[str], None] = _nothing_to_leave  # then: the run's results
+    # files written with what it has, this test failed with the message given
 
 
 class Deadline:
@@ -281,6 +287,10 @@ def _end_process(job: _Job, grace: float) -> NoReturn:
         "threads follow\n"
     )
     faulthandler.dump_traceback(file=2, all_threads=True)
+    with contextlib.suppress(Exception):
+        job.overrun.leave_results(
+            f"{job.message}; the process was ended {grace:g} s later (exit {HARD_END_STATUS})"
+        )
     os._exit(HARD_END_STATUS)
 
 
