@@ -282,3 +282,51 @@ def test_a_cell_magics_body_shows_its_last_expression_as_a_kernel_does(
         ]
     )
     run_notebook().assert_outcomes(passed=2)
+
+
+# -- display-only magics fail where a kernel's import fails ----------------------------
+
+
+def test_load_ext_of_an_extension_that_is_not_installed_fails_as_in_a_kernel(
+    notebook: Any, run_notebook: Any
+) -> None:
+    """A kernel's Run All stops at `%load_ext line_profiler` without line_profiler."""
+    notebook(["%load_ext no_such_extension\nx = 1", "# TEST\nassert x == 1"])
+    result = run_notebook()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ModuleNotFoundError: No module named 'no_such_extension'*"])
+
+
+def test_load_ext_of_an_importable_extension_and_of_ntdd_do_nothing(
+    pytester: pytest.Pytester, notebook: Any, run_notebook: Any
+) -> None:
+    (pytester.path / "my_extension.py").write_text("def load_ipython_extension(ip):\n    pass\n")
+    notebook(["%load_ext my_extension\n%reload_ext ntdd\nx = 1", "# TEST\nassert x == 1"])
+    run_notebook().assert_outcomes(passed=1)
+
+
+def test_the_widget_backend_without_ipympl_fails_as_in_a_kernel(
+    pytester: pytest.Pytester, notebook: Any, run_notebook: Any
+) -> None:
+    package = pytester.path / "matplotlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")  # the notebook's folder comes first on sys.path
+    notebook(["%matplotlib widget\nx = 1", "# TEST\nassert x == 1"])
+    result = run_notebook()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*RuntimeError: 'widget' is not a recognised GUI loop*"])
+
+
+def test_matplotlib_magic_without_matplotlib_fails_as_in_a_kernel(
+    notebook: Any, run_notebook: Any
+) -> None:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("matplotlib is installed here")
+    notebook(["%matplotlib inline\nx = 1", "# TEST\nassert x == 1"])
+    result = run_notebook()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ModuleNotFoundError: No module named 'matplotlib'*"])

@@ -224,8 +224,8 @@ def test_the_module_cache_keeps_a_notebook_apart_with_the_option_and_without(
 # the end, some stop at a cell for real (an exception on purpose, a missing package
 # after an install ntdd drops, deep in the notebook), one has nothing to run.
 ORACLE = [
-    "untested/PythonDataScienceHandbook__01.06-Errors-and-Debugging.ipynb",
-    "untested/PythonDataScienceHandbook__02.05-Computation-on-arrays-broadcasting.ipynb",
+    "untested/d2l-pytorch-colab__custom-layer.ipynb",
+    "untested/d2l-pytorch-colab__lookup-api.ipynb",
     "untested/d2l-pytorch-colab__subword-embedding.ipynb",
     "untested/d2l-pytorch-colab__hybridize.ipynb",
     "untested/handson-ml3__extra_autodiff.ipynb",
