@@ -233,7 +233,7 @@ def test_init_checks_committed_modules_and_says_so(
     commit(repo, "the exported modules")
     workflow, notes = dry_run(capsys)
     check = steps(workflow)["Check the generated test modules are current"]
-    assert check["run"] == 'xargs -0 ntdd export --check < "$RUNNER_TEMP/notebooks"'
+    assert check["run"] == 'xargs -0 ntdd export --check -- < "$RUNNER_TEMP/notebooks"'
     assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
 
 
@@ -255,7 +255,7 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     workflow, notes = dry_run(capsys, "--modules", "tests/notebooks")
     check = steps(workflow)["Check the generated test modules are current"]
     assert check["env"] == {"MODULES": "tests/notebooks"}
-    assert 'ntdd export --check -o "$MODULES"' in check["run"]
+    assert 'ntdd export --check -o "$MODULES" --' in check["run"]
     assert (
         "warning: 2 notebooks with tests but no committed module "
         "(notebooks/ch1/devices.ipynb, notebooks/ch1/intro.ipynb)"
@@ -497,7 +497,7 @@ def test_faults_adds_the_faults_report_to_the_summary(
     workflow, notes = dry_run(capsys, "--faults")
     step = steps(workflow)["Report which faults the tests catch"]
     assert step["run"] == (
-        'xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" < "$RUNNER_TEMP/notebooks"'
+        'xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" -- < "$RUNNER_TEMP/notebooks"'
     )
     assert step["if"].startswith("always() && ")  # a report also when a test failed
     assert "faults" in notes
@@ -862,6 +862,102 @@ def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
         commit(root, f"change {changed}")
         done = pick(WORKFLOWS / "notebooks.yml", root, tmp_path / changed, base)
         assert sorted(done.notebooks()) == picked, changed
+
+
+# -- what reaches pytest: every picked notebook, as a notebook, in one run ------
+
+PASSES = ["x = 1", "# TEST: x is one\nassert x == 1"]
+FAILS = ["x = 1", "# TEST: x is two\nassert x == 2"]
+
+
+def make_repo(root: Path, notebooks: dict[str, list[str]]) -> Path:
+    """A git repository of *notebooks*, committed on main."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    for name, cells in notebooks.items():
+        write_notebook(root / name, cells)
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "notebooks")
+    return root
+
+
+def failing_classes(report: Path) -> set[str]:
+    """The notebooks (JUnit classnames) with a failed test."""
+    root = ET.parse(report).getroot()
+    return {c.get("classname", "") for c in root.iter("testcase") if c.find("failure") is not None}
+
+
+@pytest.mark.slow
+def test_notebooks_named_like_options_reach_pytest_and_ntdd_faults_as_notebooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In the top folder, `-draft.ipynb` was pytest's `-d -r aft.ipynb`, and
+    `-pno:old.ipynb` its `-p no:old.ipynb`: their failing tests never ran."""
+    hostile = ["-draft.ipynb", "-pno:old.ipynb", "@notes.ipynb"]
+    root = make_repo(tmp_path / "top", {**dict.fromkeys(hostile, FAILS), "ok.ipynb": PASSES})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval", "--faults")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    report = tmp_path / "ci" / "ntdd-junit.xml"
+    assert {c for c, _ in junit_cases(report)} == {*hostile, "ok.ipynb"}
+    assert failing_classes(report) == set(hostile)
+    faults = done.logs["Report which faults the tests catch"]
+    assert "could not run" not in faults and "error" not in faults
+    for name in hostile:
+        assert f"| `{name}` |" in done.summary
+
+
+LONG_FOLDER = "/".join(["nbs", *(f"{n:02d}" + "x" * 238 for n in range(12))])  # 2,900 bytes
+
+
+@pytest.mark.slow
+def test_one_pytest_run_takes_a_list_longer_than_xargs_puts_in_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past 128 KiB of names xargs runs pytest again for the rest: the JUnit XML, the
+    report and the summary held the last run's alone, green while the first failed."""
+    names = [f"{LONG_FOLDER}/nb{n:02d}.ipynb" for n in range(50)]
+    assert sum(len(n) + 1 for n in names) > 128 * 1024
+    root = make_repo(tmp_path / "long", {n: FAILS if n == names[0] else PASSES for n in names})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    report = tmp_path / "ci" / "ntdd-junit.xml"
+    assert len(junit_cases(report)) == 50
+    assert failing_classes(report) == {names[0].replace("/", ".")}
+    assert "### ❌ ntdd: 1 failed, 49 passed" in done.summary
+    page = (tmp_path / "ci" / "ntdd-report.html").read_text()
+    assert page.count('data-ntdd-outcome="failed"') >= 1 and names[0] in page
+
+
+@pytest.mark.slow
+def test_a_link_to_a_deleted_notebook_is_named_the_others_tested_and_the_job_red(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest stopped at the missing path ("file or directory not found", exit 4) and
+    tested nothing."""
+    root = tmp_path / "linked"
+    (root / "nbs").mkdir(parents=True)
+    (root / "nbs" / "old.ipynb").symlink_to("gone.ipynb")
+    make_repo(root, {"nbs/a.ipynb": PASSES})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    error = "nbs/old.ipynb: a link to gone.ipynb, which does not exist; fix the link or remove it"
+    assert f"ntdd: error: {error}" in done.logs["Pick the notebooks to test"]
+    assert done.notebooks() == ["nbs/a.ipynb"]
+    assert "Run the notebooks' tests" in done.ran
+    assert junit_cases(tmp_path / "ci" / "ntdd-junit.xml") == {("nbs.a.ipynb", "test_x_is_one")}
+    assert done.failed == "Fail for the notebooks that could not be tested"
+    assert f"- ❌ not tested: {error}" in done.summary
 
 
 # -- every run: step, run here -------------------------------------------------

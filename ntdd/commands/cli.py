@@ -127,6 +127,13 @@ def _list_options(listing: argparse.ArgumentParser) -> None:
         help="with --changed: a changed file that matches it tests every notebook",
     )
     listing.add_argument(
+        "--args-file",
+        type=Path,
+        metavar="FILE",
+        help="also write the notebooks to FILE as `pytest @FILE` reads them: one a line, "
+        "each as a path (./-draft.ipynb is no option)",
+    )
+    listing.add_argument(
         "--summary",
         type=Path,
         metavar="FILE.md",

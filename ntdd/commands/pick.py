@@ -16,7 +16,9 @@ notebook its header names, wherever the module is.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -66,6 +68,36 @@ def pick(
     return Picked(
         tuple(n for n in every if n in touched), "the notebooks this pull request changes"
     )
+
+
+def untestable(notebook: Path, args_file: bool) -> str | None:
+    """Why *notebook*, picked, cannot be handed to pytest, in words; None when it can.
+
+    A committed link to a notebook that was deleted or moved is named, not
+    passed on: pytest stops at a path that is not there ("file or directory
+    not found") and tests nothing. With *args_file* (`pytest @FILE`: one name
+    a line, read as text), a name that a line break splits cannot be written
+    there, nor, before Python 3.12 (which reads the file as the file system's
+    names), one that is not UTF-8."""
+    if notebook.is_symlink() and not notebook.exists():
+        target = os.readlink(notebook)
+        return f"{notebook}: a link to {target}, which does not exist; fix the link or remove it"
+    name = str(notebook)
+    if not args_file:
+        return None
+    if len(f"-{name}-".splitlines()) > 1:
+        return f"{name!r}: a line break in its name, which pytest's arguments file cannot hold"
+    if sys.version_info < (3, 12) and not _utf8(name):
+        return f"{name!r}: not UTF-8, which pytest's arguments file cannot hold before Python 3.12"
+    return None
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _notebook_file(name: str, folders: Sequence[str], present: set[Path]) -> bool:
