@@ -18,7 +18,15 @@ import jupytext
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
-from gha import RUN_UNTESTED_KNOWN, VENV_PATH, JobRun, load_job, run_job, run_script
+from gha import (
+    RUN_UNTESTED_KNOWN,
+    VENV_PATH,
+    JobRun,
+    load_job,
+    run_job,
+    run_script,
+    starts_workflow,
+)
 
 from ntdd.commands.cli import main
 from ntdd.notebook.files import find_notebooks
@@ -862,6 +870,36 @@ def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
         commit(root, f"change {changed}")
         done = pick(WORKFLOWS / "notebooks.yml", root, tmp_path / changed, base)
         assert sorted(done.notebooks()) == picked, changed
+
+
+FOLDERS = ["[course] notebooks", "C++ labs", "what?", "!drafts", "back\\slash", "a*b"]
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_an_edit_in_a_notebooks_folder_named_like_a_pattern_starts_the_workflow_and_is_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], folder: str
+) -> None:
+    """GitHub's `paths:` read `[course]` as one of c, o, u, r, s, e; `C++` as one or more
+    C; `what?` as wha or what; `!drafts` as an exclusion: no edit started the workflow."""
+    root = make_repo(tmp_path / "odd", {f"{folder}/a.ipynb": PASSES, f"{folder}/b.ipynb": PASSES})
+    (root / "README.md").write_text("# A course\n")
+    base = commit(root, "a README")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--notebooks", folder)
+    on = yaml.safe_load(workflow)[True]
+    for event in ("push", "pull_request"):
+        assert starts_workflow(on[event]["paths"], f"{folder}/a.ipynb")
+        assert starts_workflow(on[event]["paths"], f"{folder}/data/x.csv")
+        assert not starts_workflow(on[event]["paths"], "README.md")
+    path = tmp_path / "lint" / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = actionlint(path)
+    assert done.returncode == 0, done.stdout
+    change(root, {f"{folder}/a.ipynb": None})
+    write_notebook(root / folder / "a.ipynb", FAILS)
+    commit(root, "a failing test")
+    assert pick(workflow, root, tmp_path, base).notebooks() == [f"{folder}/a.ipynb"]
 
 
 # -- what reaches pytest: every picked notebook, as a notebook, in one run ------

@@ -26,6 +26,7 @@ from ntdd.pipeline.templates import template_dir
 _HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"
 DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed
+_GLOB_SPECIAL = frozenset("*?+[!\\")  # what a backslash escapes in a paths: filter
 
 # Files whose change can change any notebook's outcome, by name, anywhere in
 # the repository: dependencies and lock files, and pytest and ntdd configuration.
@@ -235,11 +236,18 @@ def trigger_paths(options: WorkflowOptions) -> list[str]:
     if "." in (options.notebooks, *options.module_folders):
         return []
     return [
-        f"{options.notebooks}/**",
-        *(f"{folder}/**" for folder in options.module_folders),
+        f"{glob_escape(options.notebooks)}/**",
+        *(f"{glob_escape(folder)}/**" for folder in options.module_folders),
         *(f"**/{name}" for name in DEPENDENCY_FILES),
-        f".github/workflows/{options.workflow_name}",
+        glob_escape(f".github/workflows/{options.workflow_name}"),
     ]
+
+
+def glob_escape(path: str) -> str:
+    """*path* as a `paths:` filter that matches it alone: GitHub's filters read `*`,
+    `?`, `+`, `[`, `!` (and `\\`) as patterns unless a backslash escapes them, so that
+    `C++ labs` or `!drafts` unescaped would match no edit of theirs."""
+    return "".join(f"\\{c}" if c in _GLOB_SPECIAL else c for c in path)
 
 
 def dependency_pattern(workflow_name: str) -> str:
