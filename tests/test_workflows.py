@@ -472,13 +472,32 @@ def test_init_outside_the_top_folder_is_refused(
         (["--shards", "0"], "--shards 0: expected 1 to 256 machines"),
         (["--gpu-runner", "a,b"], "--gpu-runner 'a,b': expected a runner label"),
         (["--notebooks", "nowhere"], "--notebooks nowhere: no such folder"),
+        (["--notebooks", "../"], "--notebooks ../: outside the repository ("),
+        (["--notebooks", "/etc"], "--notebooks /etc: outside the repository ("),
+        (["--notebooks", "docs"], "--notebooks docs: no notebooks there (.ipynb files, or "),
     ],
 )
 def test_bad_init_options_are_bad_input(
     repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
+    """One line, and no workflow that would test nothing."""
     assert main(["init", *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"ntdd: error: {message}") and err.count("\n") == 1
+    assert not (repo / ".github").exists()
+
+
+def test_init_in_a_repository_without_notebooks_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "README.md").write_text("# No notebooks yet\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 2
+    assert capsys.readouterr().err == (
+        "ntdd: error: no notebooks (.ipynb files, or jupytext .py and .md notebooks, that git "
+        "tracks or would add): the workflow would test nothing\n"
+    )
+    assert not (tmp_path / ".github").exists()
 
 
 def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(

@@ -43,8 +43,15 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
     """Look at the repository whose top folder is *root* (the working directory)."""
     listed = _git_files(root, "--cached", "--others", "--exclude-standard")
     tracked = _git_files(root, "--cached")
-    found = _notebooks(root, notebooks_dir or ".", listed)
-    folder = notebooks_dir or _common_folder(found)
+    given = _given_folder(root, notebooks_dir) if notebooks_dir is not None else None
+    found = _notebooks(root, given or ".", listed)
+    if not found:
+        where = f"--notebooks {notebooks_dir}: no notebooks there" if given else "no notebooks"
+        raise NtddError(
+            f"{where} (.ipynb files, or jupytext .py and .md notebooks, that git tracks or "
+            "would add): the workflow would test nothing"
+        )
+    folder = given or _common_folder(found)
     notebooks = tuple(n for n in found if _inside(n, folder))
     with_tests, unreadable, imports, installs = _read_notebooks(root, notebooks)
     out_dir = _modules_dir(root, modules_dir)
@@ -103,11 +110,22 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def _given_folder(root: Path, folder: str) -> str:
+    """`--notebooks FOLDER` as a path inside the repository at *root*, or why not: the
+    workflow runs in a checkout of the repository, and can test nothing outside it."""
+    inside = os.path.relpath(os.path.normpath(root / folder), root)
+    if not (root / folder).is_dir():
+        raise NtddError(f"--notebooks {folder}: no such folder")
+    if inside.split(os.sep)[0] == os.pardir or not (root / inside).resolve().is_relative_to(root):
+        raise NtddError(
+            f"--notebooks {folder}: outside the repository ({root}), where the workflow runs"
+        )
+    return Path(inside).as_posix()
+
+
 def _notebooks(root: Path, folder: str, listed: set[str] | None) -> tuple[str, ...]:
     """The notebooks under *folder*, as `ntdd export` finds them, that git would commit."""
     start = root / folder
-    if not start.is_dir():
-        raise NtddError(f"--notebooks {folder}: no such folder")
     if listed is None:
         return tuple(p.relative_to(root).as_posix() for p in find_notebooks([start]))
     files = [root / p for p in sorted(listed)]  # as a checkout has them: pairs too
