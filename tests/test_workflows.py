@@ -435,6 +435,59 @@ def test_without_a_dependency_file_pip_is_not_cached(
     assert "requirements" not in steps(workflow)["Install"]["run"]
 
 
+LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "lfs"),
+    [
+        ("*.ipynb filter=lfs diff=lfs merge=lfs -text\n", True),
+        ("notebooks/ch1/data/** filter=lfs diff=lfs merge=lfs -text\n", True),  # its data
+        ("*.bin filter=lfs diff=lfs merge=lfs -text\n", False),
+        ("*.ipynb diff=jupyternotebook\n", False),
+    ],
+    ids=["notebooks", "data beside them", "other files", "no lfs"],
+)
+def test_init_checks_out_with_git_lfs_where_gitattributes_stores_the_notebooks_files_in_it(
+    repo: Path, capsys: pytest.CaptureFixture[str], attributes: str, lfs: bool
+) -> None:
+    """Without it, the runner has each such file's pointer: a few lines of text."""
+    (repo / ".gitattributes").write_text(attributes)
+    (repo / "notebooks" / "ch2" / "big.ipynb").write_text(LFS_POINTER)  # as a runner has it
+    commit(repo, "attributes")
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    for job in ("notebooks", "gpu"):
+        checkout = steps(workflow, job)["actions/checkout@v4"]["with"]
+        assert checkout == {"fetch-depth": 0, **({"lfs": True} if lfs else {})}
+    assert ("checks out with Git LFS (lfs: true)" in notes) is lfs
+    assert (
+        "warning: notebooks/ch2/big.ipynb: a Git LFS pointer, not the notebook: fetch the file "
+        "with `git lfs pull` (on GitHub Actions: actions/checkout with `lfs: true`)"
+    ) in notes
+
+
+@pytest.mark.slow
+def test_a_notebook_checked_out_as_its_git_lfs_pointer_fails_the_job_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo(tmp_path / "lfs", {"nbs/a.ipynb": PASSES})
+    (root / "nbs" / "big.ipynb").write_text(LFS_POINTER)  # a checkout without `lfs: true`
+    commit(root, "a pointer")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    assert (
+        "ntdd: nbs/big.ipynb: a Git LFS pointer, not the notebook: fetch the file with "
+        "`git lfs pull`" in done.logs["Run the notebooks' tests"]
+    )
+
+
 def test_dry_run_prints_the_workflow_and_writes_nothing(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -37,6 +37,7 @@ class Survey:
     git: bool
     imports: tuple[tuple[str, str], ...] = ()  # (module, first notebook): neither stdlib nor local
     installs: tuple[tuple[str, str], ...] = ()  # (requirement, notebook): `%pip install` lines
+    lfs: tuple[str, ...] = ()  # the notebooks, and files beside them, stored with Git LFS
 
 
 def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
@@ -70,6 +71,7 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
         git=tracked is not None,
         imports=tuple(imports.items()),
         installs=tuple(installs.items()),
+        lfs=_stored_with_lfs(root, sorted(f for f in listed or () if _inside(f, folder))),
     )
 
 
@@ -93,6 +95,27 @@ def checkout_of(folder: Path) -> Checkout | None:
     dirty = bool((_git(folder, "status", "--porcelain", "--untracked-files=no") or "").strip())
     holders = (_git(folder, "branch", "-r", "--contains", commit.strip()) or "").strip()
     return Checkout(remote or None, commit.strip(), dirty, pushed=bool(holders))
+
+
+def _stored_with_lfs(root: Path, files: list[str]) -> tuple[str, ...]:
+    """Those of *files* that `.gitattributes` stores with Git LFS (`filter=lfs`): a
+    checkout without LFS holds their pointers, a few lines of text, instead."""
+    if not files:
+        return ()
+    try:
+        done = subprocess.run(
+            ["git", "check-attr", "-z", "--stdin", "filter"],
+            cwd=root,
+            input=b"".join(os.fsencode(f) + b"\0" for f in files),
+            capture_output=True,
+        )
+    except OSError:
+        return ()
+    fields = done.stdout.split(b"\0")  # path, attribute, value; each NUL-ended
+    found = (
+        os.fsdecode(fields[i]) for i in range(0, len(fields) - 2, 3) if fields[i + 2] == b"lfs"
+    )
+    return tuple(found) if done.returncode == 0 else ()
 
 
 def _git_files(root: Path, *which: str) -> set[str] | None:

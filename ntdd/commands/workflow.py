@@ -65,6 +65,7 @@ class WorkflowOptions:
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
+    lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def plan(
         shards=asked.shards,
         workflow_name=asked.workflow_name,
         nbval=asked.nbval,
+        lfs=bool(found.lfs),
     )
     return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
@@ -120,6 +122,12 @@ def _found(found: Survey) -> list[str]:
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
+    if found.lfs:
+        notes.append(
+            f"checks out with Git LFS (lfs: true): .gitattributes stores "
+            f"{_count(len(found.lfs), 'file')} there with it, e.g. {found.lfs[0]}; without "
+            "it the runner has their pointers"
+        )
     return notes
 
 
