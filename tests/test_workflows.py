@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,7 +88,8 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
         "ntdd-check": "ntdd export --check --skip-other-files",
         "ntdd-sync": "ntdd sync --skip-other-files",
     }
-    assert all(hook["files"] == r"\.(ipynb|py)$" for hook in hooks)
+    assert all(hook["files"] == r"\.(ipynb|py|md)$" for hook in hooks)
+    assert all(hook["additional_dependencies"] == ["jupytext>=1.16"] for hook in hooks)
     staged = (
         "sample_notebooks/data_prep.ipynb sample_notebooks/test_tiny_classifier.py"
         " ntdd/commands/cli.py"
@@ -101,6 +103,40 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
         env={**os.environ, "PATH": VENV_PATH},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def run_hook(
+    hook: dict[str, Any], staged: list[str], repo: Path
+) -> subprocess.CompletedProcess[str]:
+    """*hook* on the *staged* files its `files:` pattern takes, as pre-commit runs it."""
+    taken = [name for name in staged if re.search(hook["files"], name)]
+    return subprocess.run(
+        [*hook["entry"].split(), *taken],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": VENV_PATH},
+    )
+
+
+def test_the_pre_commit_hooks_check_a_myst_notebook_and_pass_over_other_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A MyST `.md` notebook's edited test left its committed module stale, and the
+    hooks never looked: their `files:` took `.ipynb` and `.py` alone."""
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    monkeypatch.chdir(tmp_path)
+    write_any_notebook(tmp_path / "lab.md", ["x = 1", "# TEST: x\nassert x == 1"])
+    (tmp_path / "README.md").write_text("# Labs\n\nNo notebook here.\n")
+    assert main(["export", "lab.md"]) == 0
+    write_any_notebook(tmp_path / "lab.md", ["x = 1", "# TEST: x\nassert x == 2"])
+    check = run_hook(hooks["ntdd-check"], ["lab.md", "README.md"], tmp_path)
+    assert check.returncode == 1 and "test_lab_md.py: stale" in check.stdout, check.stdout
+    assert run_hook(hooks["ntdd-check"], ["README.md"], tmp_path).returncode == 0
+    synced = run_hook(hooks["ntdd-sync"], ["lab.md", "README.md"], tmp_path)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "assert x == 2" in (tmp_path / "test_lab_md.py").read_text()
+    assert run_hook(hooks["ntdd-check"], ["lab.md", "README.md"], tmp_path).returncode == 0
 
 
 # -- a user's repository, for `ntdd init` ---------------------------------------
