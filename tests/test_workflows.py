@@ -810,6 +810,161 @@ def test_a_deleted_notebook_is_not_tested(
     assert done.notebooks() == [] and done.ran == ["Install", "Pick the notebooks to test"]
 
 
+# A course whose notebooks run the repository's own code, from outside their folder.
+PACKAGED = {
+    "pyproject.toml": '[project]\nname = "course"\nversion = "1"\n',
+    "src/course/__init__.py": "from course.maths import double\n",
+    "src/course/maths.py": "def double(x):\n    return 2 * x\n",
+}
+FLAT = {
+    "pyproject.toml": '[project]\nname = "course"\nversion = "1"\n',
+    "course/__init__.py": "def double(x):\n    return 2 * x\n",
+    "tests/test_course.py": "def test_nothing():\n    pass\n",
+}
+BESIDE = {  # no project: the notebooks put the top folder on sys.path
+    "helpers.py": "from shared import double\n",
+    "shared.py": "def double(x):\n    return 2 * x\n",
+    "scripts/deploy.py": "print('deploying')\n",
+}
+USES_CODE = {
+    "notebooks/a.ipynb": [
+        "import sys\nsys.path.append('..')\nfrom course import double",
+        "# TEST\nassert double(2) == 4",
+    ],
+    "notebooks/b.ipynb": ["from course import double", "# TEST\nassert double(3) == 6"],
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "changed", "every"),
+    [
+        (PACKAGED, "src/course/maths.py", True),
+        (PACKAGED, "README.md", False),
+        (FLAT, "course/__init__.py", True),
+        (FLAT, "tests/test_course.py", False),
+        (BESIDE, "shared.py", True),  # what helpers.py imports
+        (BESIDE, "scripts/deploy.py", False),
+    ],
+    ids=["src package", "a README", "flat package", "its tests", "an imported module", "a script"],
+)
+def test_a_change_to_the_code_the_notebooks_run_tests_every_notebook(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str],
+    changed: str,
+    every: bool,
+) -> None:
+    """The workflow installs the repository (`pip install -e .`), or the notebooks import
+    its modules from outside their folder: a pull request that changed that code alone
+    picked 0 notebooks, and its `paths:` did not start the workflow."""
+    notebooks = dict(USES_CODE)
+    if files is BESIDE:
+        notebooks["notebooks/b.ipynb"] = ["import sys\nsys.path.append('..')\nimport helpers"]
+    root = make_repo(tmp_path / "code", notebooks)
+    for name, text in {**files, "README.md": "# A course\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the code")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    paths = yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    assert starts_workflow(paths, changed) is every
+    assert ("a change to the repository's code the notebooks run (" in notes) is True
+    change(root, {changed: (root / changed).read_text() + "# changed\n"})
+    done = pick(workflow, root, tmp_path, base)
+    assert done.notebooks() == (sorted(notebooks) if every else [])
+
+
+@pytest.mark.slow
+def test_a_pull_request_that_breaks_only_the_installed_package_fails_every_notebook_using_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It picked 0 notebooks: the job was green."""
+    root = make_repo(tmp_path / "code", USES_CODE)
+    for name, text in PACKAGED.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the package")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    change(root, {"src/course/maths.py": "def double(x):\n    return x + 1\n"})
+    installed = {"PYTHONPATH": str(root / "src")}  # as the job's `pip install -e .` has it
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="pull_request",
+        base=base, check=False, env=installed,
+    )  # fmt: skip
+    assert done.notebooks() == sorted(USES_CODE)
+    assert done.failed == "Run the notebooks' tests"
+    assert failing_classes(tmp_path / "ci" / "ntdd-junit.xml") == {
+        nb.replace("/", ".") for nb in USES_CODE
+    }
+
+
+DATA_NOTEBOOKS = {
+    "notebooks/ch1/train.ipynb": [
+        "import pathlib\nrows = pathlib.Path('../../data/train.csv').read_text().split()",
+        "# TEST\nassert rows == ['1', '2']",
+    ],
+    "notebooks/ch1/splits.ipynb": [
+        "import pathlib\nsplit = 'test'\n"
+        "rows = pathlib.Path(f'../../data/splits/{split}.csv').read_text().split()",
+        "# TEST\nassert rows == ['3']",
+    ],
+    "notebooks/ch2/config.ipynb": [
+        "import os\nos.chdir('../..')  # the top folder\nimport pathlib\n"
+        "text = (pathlib.Path('configs') / 'model.yaml').read_text()",
+        "# TEST\nassert 'layers' in text",
+    ],
+    "notebooks/ch2/plain.ipynb": ["x = 1", "# TEST\nassert x == 1"],
+}
+DATA_FILES = {
+    "data/train.csv": "1 2\n",
+    "data/other.csv": "9\n",
+    "data/splits/test.csv": "3\n",
+    "configs/model.yaml": "layers: 2\n",
+    "README.md": "# A course\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("changed", "picked"),
+    [
+        ("data/train.csv", ["notebooks/ch1/train.ipynb"]),
+        ("data/splits/test.csv", ["notebooks/ch1/splits.ipynb"]),
+        ("data/splits/new.csv", ["notebooks/ch1/splits.ipynb"]),  # added after ntdd init
+        ("configs/model.yaml", ["notebooks/ch2/config.ipynb"]),
+        ("data/other.csv", []),  # in the data folder, but no notebook names it
+        ("README.md", []),
+    ],
+)
+def test_a_change_to_a_file_a_notebook_names_outside_their_folder_tests_that_notebook(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    changed: str,
+    picked: list[str],
+) -> None:
+    """`../../data/train.csv`, a folder before a placeholder, and `Path('configs') / …`
+    after an `os.chdir` to the top folder: a pull request that changed only such a file
+    picked 0 notebooks, and no `paths:` started the workflow."""
+    root = make_repo(tmp_path / "data", DATA_NOTEBOOKS)
+    for name, text in DATA_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the data")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    paths = yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    assert starts_workflow(paths, changed) is (changed != "README.md")
+    assert "the notebooks name files outside notebooks/ (configs/, data/, data/splits/)" in notes
+    change(root, {changed: "changed\n"})
+    done = pick(workflow, root, tmp_path, base)
+    assert done.notebooks() == picked
+    if picked:
+        assert "and those naming a file it changes" in done.summary
+
+
 def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

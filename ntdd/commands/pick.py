@@ -6,12 +6,14 @@ own lists (`git ls-files -z`, `git diff -z --name-only`: names verbatim,
 NUL-ended, whatever bytes they hold) and gets back the notebooks among them.
 
 On a pull request, a change to what every notebook depends on tests every
-notebook: a dependency file (the workflow's pattern), or any other file
-inside the notebooks' folder or beside or below a notebook. Otherwise the
-notebooks the change touches are tested; a paired text notebook's change
-tests its `.ipynb`, and a generated module's change (a hand edit that
-`ntdd export --check` refuses, as the pre-commit hook does) tests the
-notebook its header names, wherever the module is.
+notebook: a dependency file or the repository's code the notebooks run (the
+workflow's pattern), or any other file inside the notebooks' folder or
+beside or below a notebook. Otherwise the notebooks the change touches are
+tested; a paired text notebook's change tests its `.ipynb`, a generated
+module's change (a hand edit that `ntdd export --check` refuses, as the
+pre-commit hook does) tests the notebook its header names, wherever the
+module is, and a change to a file elsewhere tests the notebooks whose code
+names it (`depends.named_paths`: `"../data/train.csv"`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ntdd.commands.depends import files_named, names
 from ntdd.notebook.files import notebooks_among
 
 
@@ -40,10 +43,13 @@ def pick(
     changed: Sequence[str] | None = None,
     depends_on: re.Pattern[str] | None = None,
     sources: Mapping[str, Path] | None = None,
+    named: Callable[[Path], Sequence[str]] = files_named,
 ) -> Picked:
     """The notebooks among *tracked* to test; all of them unless *changed* narrows it.
 
-    *sources* maps a changed generated module to the notebook its header names."""
+    *sources* maps a changed generated module to the notebook its header names;
+    *named* says which files a notebook's code names, read only where a file
+    outside the notebooks changed."""
     present = {Path(name) for name in tracked}  # what a checkout has: pairs, deletions
     every = tuple(notebooks_among(tracked, folders, present))
     if changed is None:
@@ -65,9 +71,15 @@ def pick(
     if because is not None:
         return Picked(every, f"{because} changed, so every notebook")
     touched = set(notebooks_among(changed, folders, present)) | set(modules.values())
-    return Picked(
-        tuple(n for n in every if n in touched), "the notebooks this pull request changes"
-    )
+    others = [n for n in changed if n not in modules and not _notebook_file(n, folders, present)]
+    reading = {nb for nb in every if others and _names_any(others, named(nb))}
+    why = "the notebooks this pull request changes"
+    why += ", and those naming a file it changes" if reading - touched else ""
+    return Picked(tuple(n for n in every if n in touched | reading), why)
+
+
+def _names_any(changed: Sequence[str], named: Sequence[str]) -> bool:
+    return any(names(name, named) for name in changed)
 
 
 def untestable(notebook: Path, args_file: bool) -> str | None:

@@ -8,8 +8,10 @@ options into `WorkflowOptions` and notes that say what was decided and why;
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -66,6 +68,8 @@ class WorkflowOptions:
     workflow_name: str = "ntdd.yml"
     nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
     lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
+    sources: tuple[str, ...] = ()  # the repository's code the notebooks run (`src/`)
+    data: tuple[str, ...] = ()  # where the files they name are, outside their folder
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,8 @@ def plan(
         workflow_name=asked.workflow_name,
         nbval=asked.nbval,
         lfs=bool(found.lfs),
+        sources=found.sources,
+        data=found.data,
     )
     return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
@@ -122,6 +128,16 @@ def _found(found: Survey) -> list[str]:
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
+    if found.sources:
+        notes.append(
+            f"a change to the repository's code the notebooks run ({_some(found.sources)}) "
+            "tests every notebook"
+        )
+    if found.data:
+        notes.append(
+            f"the notebooks name files outside {where} ({_some(found.data)}): a change to "
+            "one tests the notebooks that name it"
+        )
     if found.lfs:
         notes.append(
             f"checks out with Git LFS (lfs: true): .gitattributes stores "
@@ -232,7 +248,7 @@ def render_workflow(options: WorkflowOptions) -> str:
         i=options.installs,
         torch_index=TORCH_CPU_INDEX,
         paths=trigger_paths(options),
-        dependencies=dependency_pattern(options.workflow_name),
+        dependencies=dependency_pattern(options.workflow_name, options.sources),
         durations=DURATIONS_FILE,
         gh=_github_expression,
     )
@@ -246,6 +262,8 @@ def trigger_paths(options: WorkflowOptions) -> list[str]:
     return [
         f"{glob_escape(options.notebooks)}/**",
         *(f"{glob_escape(folder)}/**" for folder in options.module_folders),
+        *(glob_escape(path) + ("**" if path.endswith("/") else "") for path in options.sources),
+        *(glob_escape(path) + ("**" if path.endswith("/") else "") for path in options.data),
         *(f"**/{name}" for name in DEPENDENCY_FILES),
         glob_escape(f".github/workflows/{options.workflow_name}"),
     ]
@@ -258,10 +276,13 @@ def glob_escape(path: str) -> str:
     return "".join(f"\\{c}" if c in _GLOB_SPECIAL else c for c in path)
 
 
-def dependency_pattern(workflow_name: str) -> str:
-    """An extended regular expression (awk, grep -E) for the paths in `DEPENDENCY_FILES`."""
+def dependency_pattern(workflow_name: str, sources: Sequence[str] = ()) -> str:
+    """A regular expression (`ntdd list --depends-on`) for the changes that test every
+    notebook: the files in `DEPENDENCY_FILES`, the workflow, and *sources*, the
+    repository's code the notebooks run (a folder, ending with `/`, and what it holds)."""
     names = "|".join(_glob_as_regex(name) for name in DEPENDENCY_FILES)
-    return f"(^|/)({names})$|^{_glob_as_regex(f'.github/workflows/{workflow_name}')}$"
+    code = "".join(f"|^{re.escape(s)}" + ("" if s.endswith("/") else "$") for s in sources)
+    return f"(^|/)({names})$|^{_glob_as_regex(f'.github/workflows/{workflow_name}')}${code}"
 
 
 def write_workflow(path: Path, text: str, force: bool = False) -> Path:
@@ -280,6 +301,11 @@ def _glob_as_regex(glob: str) -> str:
 
 def _github_expression(text: str) -> str:
     return "${{ " + text + " }}"
+
+
+def _some(paths: Sequence[str], shown: int = 3) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
 
 
 def _count(n: int, word: str) -> str:
