@@ -253,7 +253,7 @@ def _local_modules(root: Path, places: list[Path], modules: Iterable[str]) -> It
     seen: set[Path] = set()
     todo = list(modules)
     while todo:
-        found = _find(places, todo.pop())
+        found = _find(places, todo.pop(0))
         if found is None or found in seen:
             continue
         seen.add(found)
