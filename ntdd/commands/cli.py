@@ -118,7 +118,8 @@ def _list_options(listing: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="only those a change to the files FILE names can break (e.g. from "
-        "`git diff -z --name-only`): every notebook when a file beside them changed",
+        "`git diff -z --name-only`): every notebook when a file beside them changed, "
+        "and those whose code names a changed file",
     )
     listing.add_argument(
         "--depends-on",
