@@ -532,7 +532,7 @@ def test_nbconvert_goes_through_exports_guards(tmp_path: Path) -> None:
 
 def test_the_project_carries_the_hooks_for_both_kinds_of_file() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
-    assert text.count(r"files: \.(ipynb|py)$") == 2
+    assert text.count(r"files: \.(ipynb|py|md)$") == 2
     assert text.count("--skip-other-files") == 2
 
 

@@ -133,13 +133,21 @@ def _list_options(listing: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="only those a change to the files FILE names can break (e.g. from "
-        "`git diff -z --name-only`): every notebook when a file beside them changed",
+        "`git diff -z --name-only`): every notebook when a file beside them changed, "
+        "and those whose code names a changed file",
     )
     listing.add_argument(
         "--depends-on",
         type=_pattern,
         metavar="REGEX",
         help="with --changed: a changed file that matches it tests every notebook",
+    )
+    listing.add_argument(
+        "--args-file",
+        type=Path,
+        metavar="FILE",
+        help="also write the notebooks to FILE as `pytest @FILE` reads them: one a line, "
+        "each as a path (./-draft.ipynb is no option)",
     )
     listing.add_argument(
         "--summary",

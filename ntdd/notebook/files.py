@@ -46,6 +46,14 @@ def find_notebooks(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise NotebookReadError(f"{path}: not a notebook (expected a .ipynb file)")
 
 
+def path_argument(path: str | Path) -> str:
+    """*path* as a command line hands it to pytest (or any argparse program): a relative
+    name starts with `./`, so that `-draft.ipynb` is not read as an option, nor
+    `@notes.ipynb` as a file of arguments (pytest's `@FILE`)."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.curdir, text)
+
+
 def is_notebook_file(path: Path, given: bool = False) -> bool:
     """Whether ntdd takes *path* for a notebook: a `.ipynb` file, or a jupytext text notebook.
 
