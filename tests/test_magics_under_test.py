@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import run
 
 from ntdd.notebook.cell_code import to_python
 from ntdd.notebook.magics import cannot_run, installs, notes
@@ -318,15 +319,16 @@ def test_the_widget_backend_without_ipympl_fails_as_in_a_kernel(
 
 
 def test_matplotlib_magic_without_matplotlib_fails_as_in_a_kernel(
-    notebook: Any, run_notebook: Any
+    pytester: pytest.Pytester, notebook: Any
 ) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("matplotlib is installed here")
+    """A kernel's `%matplotlib` imports matplotlib; where that fails, so does the cell.
+    (The notebook's folder comes first on sys.path: there, matplotlib cannot be imported.)"""
+    package = pytester.path / "matplotlib"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'matplotlib'\", name='matplotlib')\n"
+    )
     notebook(["%matplotlib inline\nx = 1", "# TEST\nassert x == 1"])
-    result = run_notebook()
+    result = run(pytester, "--ntdd", subprocess=True)  # a process where it was never imported
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ModuleNotFoundError: No module named 'matplotlib'*"])
