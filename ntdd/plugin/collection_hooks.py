@@ -26,6 +26,7 @@ from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.runtime.devices import device_unavailable
+from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings
 
@@ -257,8 +258,7 @@ def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pyte
     available = next((i for i, d in enumerate(devices) if not device_unavailable(d)), 0)
 
     def order(item: pytest.Item) -> tuple[int, int]:
-        callspec = getattr(item, "callspec", None)
-        device = callspec.params.get("device") if callspec is not None else None
+        device = device_under_test(item)
         rank = devices.index(device) if device in devices else available
         function = getattr(item, "function", None)
         code = getattr(inspect.unwrap(function), "__code__", None) if function else None
