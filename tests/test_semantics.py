@@ -245,7 +245,8 @@ def test_a_failing_setup_cell_errors_its_tests_with_the_cells_traceback(
             "E*ZeroDivisionError: division by zero",
             # exported: the cell's own name; collected: the notebook's line, then the cell
             "*nb.ipynb*:*: ZeroDivisionError*",
-            "*SetupError: *nb.ipynb (setup cell 2, id *) raised ZeroDivisionError: division by*",
+            "*ZeroDivisionError in setup cell 2: division by zero",
+            "*ZeroDivisionError in setup cell 2 (see test_a)",
         ]
     )
 

@@ -11,6 +11,7 @@ line of the notebook's file that holds its source line.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -65,6 +66,36 @@ def point_at_notebook(
             words = _cell_words(runtime, location.path, location.lineno)
             location.message = f"{location.message} ({words})".lstrip()
         location.path, location.lineno = path, found
+    for entry in _native_entries(report.longrepr):
+        entry.lines = [_native_frames(runtime, path, chunk) for chunk in entry.lines]
+
+
+_NATIVE_FRAME = re.compile(r'^(?P<head>\s*File ")(?P<file>.+)", line (?P<line>\d+)(?P<tail>.*)$', re.M)
+
+
+def _native_frames(runtime: NotebookRuntime, path: str, text: str) -> str:
+    """Lines of a `--tb=native` traceback, each frame of the notebook's code at the
+    notebook's file and line: `File "nb.ipynb", line 42, in test_x (test cell 4, line 2)`."""
+
+    def at_notebook(frame: re.Match[str]) -> str:
+        name, lineno = frame["file"], int(frame["line"])
+        found = runtime.line_in_file(name, lineno)
+        if found is None:
+            return frame[0]
+        words = _cell_words(runtime, name, lineno)
+        return f'{frame["head"]}{path}", line {found}{frame["tail"]} ({words})'
+
+    return _NATIVE_FRAME.sub(at_notebook, text)
+
+
+def _native_entries(longrepr: object) -> Iterator[Any]:
+    """The `--tb=native` entries of a failure's report: Python's own traceback text."""
+    chain = getattr(longrepr, "chain", None)
+    tracebacks = [t for t, _, _ in chain] if chain else [getattr(longrepr, "reprtraceback", None)]
+    for traceback in tracebacks:
+        for entry in getattr(traceback, "reprentries", ()):
+            if getattr(entry, "style", None) == "native":
+                yield entry
 
 
 def _cell_words(runtime: NotebookRuntime, filename: str, lineno: int) -> str:

@@ -19,6 +19,7 @@ import pytest
 
 from ntdd.format.locate import CellLocation
 from ntdd.plugin import beside_nbval, places
+from ntdd.plugin.failures import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
 from ntdd.runtime.cursor import SetupError
@@ -55,6 +56,8 @@ class ReportHooks:
         beside_nbval.at_the_cell(item, report)
         if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
             _not_expected(report)
+        if report.failed and isinstance(runtime, NotebookRuntime) and call.excinfo is not None:
+            report.longrepr = notebook_failure(item, runtime, call.excinfo) or report.longrepr
         if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
         if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:

@@ -39,12 +39,14 @@ def is_module(obj: object) -> TypeGuard[nn.Module]:
 
 
 def check_module(model: object, argument: str = "model") -> nn.Module:
+    __tracebackhide__ = True  # a failure shows the caller's line
     if not is_module(model):
         raise TypeError(f"{argument} must be an nn.Module, got {type(model).__name__}")
     return model
 
 
 def check_tensor(t: object, argument: str) -> torch.Tensor:
+    __tracebackhide__ = True  # a failure shows the caller's line
     if not is_tensor(t):
         raise TypeError(f"{argument} must be a torch.Tensor, got {type(t).__name__}")
     return t
@@ -52,6 +54,7 @@ def check_tensor(t: object, argument: str) -> torch.Tensor:
 
 def fail(header: str, lines: Sequence[str] = ()) -> NoReturn:
     """Raise AssertionError: *header*, then the first offenders, one a line."""
+    __tracebackhide__ = True  # a failure shows the caller's line
     shown = [f"  {line}" for line in lines[:_MAX_LINES]]
     if len(lines) > _MAX_LINES:
         shown.append(f"  ... and {len(lines) - _MAX_LINES} more")

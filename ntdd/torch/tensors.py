@@ -89,6 +89,7 @@ def assert_shape(
     names new to *dims* are added once the check passes), and at most one `...`
     (any number of dims).
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     actual = tuple(int(n) for n in check_tensor(t, "t").shape)
     head, tail = _split(expected)
     bound, label = dict(dims or {}), tensor_label(name)
@@ -129,6 +130,7 @@ def assert_dtype(
     float64 data meeting float32 weights fails deep inside a matmul, and a model
     half converted by `.double()` or `.half()` runs, in a precision you did not pick.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     want = _as_dtype(dtype)
     if is_tensor(obj):
         if obj.dtype != want:
@@ -154,6 +156,7 @@ def assert_same_device(
     PyTorch's "Expected all tensors to be on the same device" comes from deep in a
     forward pass; this names what is where. *names* label *tensors* in the message.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     import_torch()
     if names is not None and len(names) != len(tensors):
         raise ValueError(f"{len(names)} names for {plural(len(tensors), 'tensor')}")
@@ -213,6 +216,7 @@ def assert_finite(
     *obj* is a tensor, a module (its parameters, buffers, and the grads that are
     set), or a list, tuple or dict of these.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     if is_tensor(obj):
         if found := _non_finite(obj):
             fail(f"{tensor_label(name)} has {found}")
@@ -231,4 +235,5 @@ def assert_finite(
 
 def assert_close(actual: Any, expected: Any, **kwargs: Any) -> None:
     """`torch.testing.assert_close` (same arguments), with torch imported when called."""
+    __tracebackhide__ = True  # a failure shows the caller's line
     import_torch().testing.assert_close(actual, expected, **kwargs)
