@@ -27,7 +27,12 @@ def next_notebook(notebook: Any) -> Path:
     ("setup", "test", "outcomes", "message"),
     [
         ("x = 1", "import sys\nsys.exit(3)", {"failed": 1}, "*SystemExit: 3*"),
-        ("import sys\nsys.exit(2)", "assert True", {"errors": 1}, "*SystemExit in setup cell 1: 2*"),
+        (
+            "import sys\nsys.exit(2)",
+            "assert True",
+            {"errors": 1},
+            "*SystemExit in setup cell 1: 2*",
+        ),
         (
             "x = 1",
             "raise KeyboardInterrupt",

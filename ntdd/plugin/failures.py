@@ -63,12 +63,12 @@ def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupErro
             crash.lineno = 1
             crash.message = f"{error.kind} in setup cell {error.index} (see {error.where})"
         return shown
-    shown = item.repr_failure(own)
-    crash = getattr(shown, "reprcrash", None)
+    cells = item.repr_failure(own)
+    crash = getattr(cells, "reprcrash", None)
     if crash is not None:
         message = f": {cause}" if str(cause) else ""  # a bare `assert` has none
         crash.message = f"{type(cause).__name__} in setup cell {error.index}{message}"
-    return shown
+    return cells
 
 
 def _of_the_notebook(
@@ -78,9 +78,9 @@ def _of_the_notebook(
     ntdd's, pytest's and hidden frames; None when no frame is the notebook's."""
     kept: list[types.TracebackType] = []
     while tb is not None:
-        if kept or runtime.runs_code_of(tb.tb_frame.f_code.co_filename):
-            if not _machinery(tb.tb_frame):
-                kept.append(tb)
+        ours = kept or runtime.runs_code_of(tb.tb_frame.f_code.co_filename)
+        if ours and not _machinery(tb.tb_frame):
+            kept.append(tb)
         tb = tb.tb_next
     while len(kept) > 1 and _runs_a_cell(runtime, kept[0]):
         del kept[0]

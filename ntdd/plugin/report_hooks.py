@@ -63,7 +63,10 @@ class ReportHooks:
         if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
             line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
             places.point_at_notebook(report, runtime, line)
-            report.ntdd_annotate = True  # type: ignore[attr-defined]  # a failure at its line
+            # A failure at its line; a setup cell's once, for the test that ran the cell.
+            error = call.excinfo.value if call.excinfo else None
+            below = isinstance(error, SetupError) and error.__cause__ is None
+            report.ntdd_annotate = not below  # type: ignore[attr-defined]
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
@@ -114,7 +117,12 @@ def _test_cell(item: pytest.Item) -> CellLocation | None:
 
 def _add_note(error: BaseException, item: pytest.Item) -> None:
     module = notebook_module(item)
-    where = _failure_location(module, error.__traceback__) if module is not None else None
+    runtime = module.__ntdd__ if module is not None else None
+    where = None
+    if isinstance(runtime, NotebookRuntime):  # the kernel's has no notebook file to quote
+        where = places.broken_cell_line(runtime, error)
+    if where is None and module is not None:
+        where = _failure_location(module, error.__traceback__)
     if where is None:
         return
     note = f"in notebook {where.describe()}"

@@ -57,7 +57,9 @@ class DeviceRun:
     device: str
     cursor: float = -1  # position of the last cell run; -1 before the first
     ran: set[str] = field(default_factory=set)  # tests run at the cursor's cell
-    failed: tuple[int, BaseException, str] | None = None  # a setup cell that raised, and under which test
+    failed: tuple[int, BaseException, str] | None = (
+        None  # a setup cell that raised, and under which test
+    )
     names: dict[str, Any] | None = None  # its namespace, while another run's is live
     process: ProcessState | None = None  # its process state, while another run's is live
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
