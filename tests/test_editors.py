@@ -14,13 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jupytext
 import pytest
-from conftest import SAMPLES, line_of, md, run, write_notebook
-from test_text_notebooks import write_text_notebook
+from conftest import SAMPLES, line_of, make_notebook, md, run, write_notebook
 
 VSCODE = Path(__file__).resolve().parent / "clients" / "vscode"
 DEVICE_CELLS: list[Any] = [
@@ -29,6 +30,14 @@ DEVICE_CELLS: list[Any] = [
     "# TEST: x is one\nassert x == 1",
     "# TEST\ndef test_on_device(device):\n    assert x == 1",
 ]
+
+
+def write_text_notebook(path: Path, cells: list[Any]) -> Path:
+    """A jupytext notebook: percent-format `.py`, or MyST `.md`."""
+    nb = make_notebook(cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python3", "language": "python"}
+    path.write_text(jupytext.writes(nb, {".py": "py:percent", ".md": "md:myst"}[path.suffix]))
+    return path
 
 
 def messages(pipe: Path) -> Iterator[dict[str, Any]]:
@@ -186,3 +195,40 @@ def test_vscode_runs_with_coverage_of_the_notebooks_lines(pytester: pytest.Pytes
     lines = coverage["result"][str(nb)]
     assert line_of(nb, "never = True") in lines["lines_missed"]
     assert {line_of(nb, '"x = 1'), line_of(nb, "assert x == 1")} <= set(lines["lines_covered"])
+
+
+# -- the device variants, for every other consumer -------------------------------------
+
+
+def test_device_variants_keep_their_node_ids_k_and_junit_names(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(pytester.path / "nb.ipynb", DEVICE_CELLS)
+    result = run(pytester, "--ntdd", "--co", "-q", "nb.ipynb", "--ntdd-devices", "cpu,cuda")
+    assert [line for line in result.outlines if "::" in line] == [
+        "nb.ipynb::test_x_is_one",
+        "nb.ipynb::test_on_device[cpu]",
+        "nb.ipynb::test_on_device[cuda]",
+    ]
+    selected = run(pytester, "--ntdd", "nb.ipynb", "-k", "cpu", "--junitxml=junit.xml")
+    selected.assert_outcomes(passed=1, deselected=2)
+    cases = ET.parse(pytester.path / "junit.xml").getroot().iter("testcase")
+    assert [(c.get("classname"), c.get("name")) for c in cases] == [
+        ("nb.ipynb", "test_on_device[cpu]")
+    ]
+
+
+@pytest.mark.slow  # xdist's workers are processes
+@pytest.mark.parametrize("mode", ["loadgroup", "loadfile", "load"])
+def test_under_xdist_each_devices_setup_runs_once_on_one_worker(
+    pytester: pytest.Pytester, mode: str
+) -> None:
+    cells = [
+        "import os\nwith open('setups.txt', 'a') as f:\n    f.write(f'{os.getpid()}\\n')",
+        *DEVICE_CELLS[1:],
+        "# TEST\ndef test_again(device):\n    assert str(device) == 'cpu'",
+    ]
+    write_notebook(pytester.path / "nb.ipynb", cells)
+    args = ("--ntdd", "nb.ipynb", "-n", "2", "--dist", mode, "--ntdd-devices", "cpu")
+    run(pytester, *args, plugins=["xdist"], subprocess=True).assert_outcomes(passed=3)
+    assert len((pytester.path / "setups.txt").read_text().splitlines()) == 1
