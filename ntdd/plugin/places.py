@@ -154,7 +154,7 @@ def _cell_lines_only(runtime: NotebookRuntime, lines: list[str], failing: int) -
     for i, text in enumerate(lines):
         carets = text.strip() and not text.strip().strip("^~")
         source = not (text.startswith("E ") or carets) and (i <= at or text.startswith("    "))
-        if source and _written_by_ntdd(runtime, failing + i - at):
+        if source and i != at and _written_by_ntdd(runtime, failing + i - at):
             continue
         kept.append(text)
     return kept
