@@ -8,6 +8,7 @@ the cell and the magic. `!pip install` is an install, as `%pip install` is.
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
 
 import pytest
@@ -142,7 +143,11 @@ def test_in_a_setup_cell_a_magic_that_cannot_run_is_dropped_with_a_warning(
     notebook(["%debug\nx = 1", "# TEST\nassert x == 1"])
     result = run_notebook("nb.ipynb", "-W", "default")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*NtddWarning: nb.ipynb (setup cell 1, id *): '%debug' dropped*"])
+    said = [line for line in result.outlines if "'%debug'" in line and "dropped" in line]
+    assert len(said) == 1, said  # once: as the notebook is read, or (exported) as it runs
+    collected = "ntdd: warning: nb.ipynb: cell 1 (id *): '%debug' cannot run under test *dropped"
+    exported = "*nb.ipynb (setup cell 1, id *):1: NtddWarning: *'%debug' dropped*"
+    assert fnmatch.fnmatch(said[0], collected) or fnmatch.fnmatch(said[0], exported), said
 
 
 def test_shell_aliases_run(notebook: Any, run_notebook: Any) -> None:
@@ -257,7 +262,8 @@ def test_a_shell_escape_that_installs_is_not_run(
     notebook([f"# TEST\n{escapes}\nout = !conda install -y x\n!pip --version\nassert out == []"])
     result = run_notebook("nb.ipynb", "-W", "default")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*NtddWarning*'!pip install torch' dropped*"])
+    said = [line for line in result.outlines if "'!pip install torch'" in line]
+    assert len(said) == 1 and "dropped" in said[0], said
     assert (pytester.path / "ran.txt").read_text() == "pip --version\n"
 
 

@@ -192,12 +192,21 @@ def _report_path(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    """A notebook's `async def` test stays ntdd's, whatever pytest-asyncio's mode."""
+    """A notebook's `async def` test stays ntdd's, whatever pytest-asyncio's mode; a
+    test that uses `device` keeps its device itself (`ntdd.runtime.fixtures`)."""
     collected = yield
-    if collected and inspect.iscoroutinefunction(obj) and _in_notebook(collector):
+    if not collected or not _in_notebook(collector):
+        return collected
+    if inspect.iscoroutinefunction(obj):
         from ntdd.plugin.beside_asyncio import plain_functions
 
-        return plain_functions(collected)
+        collected = plain_functions(collected)
+    if isinstance(collected, list):
+        from ntdd.runtime.fixtures import take_device
+
+        for made in collected:
+            if isinstance(made, pytest.Function):
+                take_device(made)
     return collected
 
 

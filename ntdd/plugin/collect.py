@@ -170,6 +170,7 @@ class NotebookModule(pytest.Module):
         for_reports = {  # read by the runtime as the module starts
             "__ntdd_source_file__": str(self.file),
             "__ntdd_file_lines__": self._entry.file_lines,
+            "__ntdd_announced__": self._entry.warnings,
         }
         return import_compiled(self.path, self._entry, self._filename, self._resolved, for_reports)
 

@@ -160,8 +160,14 @@ class RunsMagics:
         raise CannotRunUnderTest(f"{self._where()}: {spelled!r} cannot run under test: {reason}")
 
     def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
-        """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
-        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel)
+        """Warn that the magic *spelled* is not run: where the runtime says (the
+        notebook's line), else where *stacklevel* finds the cell's line."""
+        message = f"{self._where()}: {spelled!r} dropped: {reason}"
+        dropped = getattr(self, "_dropped", None)
+        if dropped is not None:
+            dropped(spelled, message)
+        else:
+            note(message, stacklevel)
 
     @functools.cached_property
     def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
