@@ -217,7 +217,10 @@ def test_marked_cells_become_tests_with_the_verdicts_the_notebook_had(
     before = run(pytester, "--ntdd", "--ntdd-run-untested", "nb.ipynb")
     before.assert_outcomes(errors=1)
     before.stdout.fnmatch_lines(
-        ["*nb.ipynb (setup cell 4, id *) raised AssertionError: [[]1, 2, 3]"]
+        [
+            "E   AssertionError: [[]1, 2, 3]",
+            "nb.ipynb:*: AssertionError (setup cell 4, id *, line 1)",
+        ]
     )
     assert mark(capsys, "--write", str(path))[0] == 0
     after = run(pytester, "--ntdd", "-v", "nb.ipynb")

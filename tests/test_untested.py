@@ -115,9 +115,12 @@ def test_a_failing_cell_errors_it_naming_the_cell_and_the_line(
     result.stdout.fnmatch_lines(
         [
             f"*ERROR at setup of {END}*",
+            ">   z = half(x)",
+            "nb.ipynb:*: (setup cell 3, id *, line 1)",
             ">       return v / 0",
-            "*ZeroDivisionError (setup cell 2, id *, line 2)",
-            "*nb.ipynb (setup cell 3, id *) raised ZeroDivisionError: division by zero",
+            "E       ZeroDivisionError: division by zero",
+            "nb.ipynb:*: ZeroDivisionError (setup cell 2, id *, line 2)",
+            f"ERROR nb.ipynb::{END} - ZeroDivisionError in setup ce*",
         ]
     )
     assert "never" not in result.stdout.str()  # the cells below it did not run
