@@ -44,6 +44,7 @@ from ntdd.runtime.isolation import (
     set_filters,
 )
 from ntdd.runtime.notes import note_at
+from ntdd.runtime.process_wide import Builtins, Matplotlib, as_a_kernel_has_them, patched_classes
 from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.shell import ShellFactory, display
 
@@ -86,6 +87,8 @@ class DeviceRuns(CellPlaces):
         self._runs: dict[str, DeviceRun] = {}
         self._active: DeviceRun | None = None
         self._outside: ProcessState | None = None  # the process before the notebook ran
+        self._builtins: Builtins | None = None  # `builtins` before the notebook ran
+        self._matplotlib: Matplotlib | None = None  # matplotlib's settings before it ran
         self._threads: frozenset[threading.Thread] = frozenset()  # those before it ran
         self._processes: set[int] = set()  # children its cells started, ended at release
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
@@ -184,10 +187,16 @@ class DeviceRuns(CellPlaces):
             event_loop.close(run.loop)
         if self._outside is not None:
             self._outside.apply()
-        self.namespace.clear()
-        self.namespace.update(self._pristine or self._base)
+        if self._builtins is not None:
+            self._builtins.apply()
+        if self._matplotlib is not None:
+            self._matplotlib.apply()
+        if not patched_classes(self.namespace):  # else a class's method still reads them
+            self.namespace.clear()
+            self.namespace.update(self._pristine or self._base)
         self._runs.clear()
         self._active = self._outside = self._config = None
+        self._builtins = self._matplotlib = None
 
     def _leave_threads(self) -> None:
         """Threads the cells started and left running: a kernel would be shut down now.
@@ -245,6 +254,7 @@ class DeviceRuns(CellPlaces):
             run.process.apply()
             sys.modules.update(run.own_modules)
             run.names = run.process = None
+            as_a_kernel_has_them(self.namespace)
         self._modules_mark = modules_mark()
         self._active = run
         return run
@@ -252,6 +262,7 @@ class DeviceRuns(CellPlaces):
     def _start(self, config: pytest.Config) -> None:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
+        self._builtins, self._matplotlib = Builtins.capture(), Matplotlib.capture()
         self._threads = frozenset(threading.enumerate())
         self._keeps_generators = reseeds_per_test(config)
         if BASELINE not in config.stash:
@@ -277,6 +288,9 @@ class DeviceRuns(CellPlaces):
             self._dropped,
         )
         ns["display"] = display
+        if self._builtins is not None:
+            self._builtins.apply()  # a fresh kernel's: none a cell added
+        as_a_kernel_has_them(ns)
         if self.uses_device:
             ns[DEVICE] = device_value(run.device)
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()

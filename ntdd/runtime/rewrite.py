@@ -97,6 +97,10 @@ def _compile(
         tree = ast.parse(source, filename)
     if transform is not None:
         transform(tree)
+    if a_cell:
+        from ntdd.runtime.steps import future_first
+
+        future_first(tree)  # as IPython compiles a cell: statement by statement
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
+from ntdd.notebook import markers
 from ntdd.notebook.cell_code import DEVICE, quiet_syntax_warnings, source_lines, to_python
 from ntdd.notebook.cell_names import bound_names
 from ntdd.runtime import loop as event_loop
@@ -59,6 +60,7 @@ class SetupStep:
     code: str
     assigns_device: bool = False
     expects_exception: bool = False
+    eval_false: bool = False  # marked `#| eval: false`: left out where the run skips those
 
     @property
     def position(self) -> float:
@@ -76,6 +78,7 @@ class TestStep:
     functions: tuple[types.FunctionType, ...]
     skipped: bool = False  # marked to be skipped: never run
     code: str = ""  # a cell of `def test_*` as written: its top level binds names
+    eval_false: bool = False  # marked `#| eval: false`, and the run skips such cells
 
     @property
     def position(self) -> float:
@@ -111,8 +114,13 @@ class ParametersStep:
 Step = SetupStep | TestStep | ParametersStep
 
 
-def test_steps(layout: ModuleLayout, pristine: dict[str, Any], filename: str) -> list[TestStep]:
-    """The module's test cells, each with the functions pytest collects from it."""
+def test_steps(
+    layout: ModuleLayout, pristine: dict[str, Any], filename: str, skip_eval_false: bool = False
+) -> list[TestStep]:
+    """The module's test cells, each with the functions pytest collects from it.
+
+    *skip_eval_false*: the run leaves out the cells marked `#| eval: false`,
+    so a test cell so marked is skipped, and never runs on the way below."""
     functions: dict[int, list[types.FunctionType]] = {}
     for value in pristine.values():
         code = getattr(value, "__code__", None)
@@ -123,18 +131,25 @@ def test_steps(layout: ModuleLayout, pristine: dict[str, Any], filename: str) ->
         test = layout.test_at(code.co_firstlineno)
         if test is not None:
             functions.setdefault(test.index, []).append(value)
-    return [_test_step(t, functions.get(t.index, []), layout) for t in layout.tests]
+    return [
+        _test_step(t, functions.get(t.index, []), layout, skip_eval_false) for t in layout.tests
+    ]
 
 
 def _test_step(
-    test: TestRegion, functions: list[types.FunctionType], layout: ModuleLayout
+    test: TestRegion,
+    functions: list[types.FunctionType],
+    layout: ModuleLayout,
+    skip_eval_false: bool,
 ) -> TestStep:
     ordered = tuple(sorted(functions, key=lambda f: f.__code__.co_firstlineno))
     code = ""
     if test.kind == "functions":
         code = "".join(layout.lines[n - 1] for n in test.cell_lines)
-    skipped = bool(ordered) and all(_never_runs(f) for f in ordered)
-    return TestStep(test.index, test.region.id, ordered, skipped, code)
+    cell = "".join(layout.lines[n - 1] for n in test.cell_lines)
+    eval_false = skip_eval_false and markers.not_evaluated(cell)
+    skipped = eval_false or (bool(ordered) and all(_never_runs(f) for f in ordered))
+    return TestStep(test.index, test.region.id, ordered, skipped, code, eval_false)
 
 
 def _never_runs(function: Callable[..., Any]) -> bool:
@@ -176,6 +191,7 @@ def compile_cell(code: str, filename: str, future: int = 0) -> types.CodeType:
         tree = None
     if tree is None or not show_last_value(tree.body, code):
         return _compile_source(code, filename, flags)
+    future_first(tree)
     try:
         shown: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
         return shown
@@ -191,8 +207,35 @@ def _compile_source(code: str, filename: str, flags: int) -> types.CodeType:
             python = to_python(code)
         except SyntaxError:
             raise error from None
-        compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
+        tree = python.tree
+        if not future_first(tree):
+            compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
+            return compiled
+        show_last_value(tree.body, code)
+        compiled = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
+
+
+def future_first(tree: ast.Module) -> bool:
+    """Move a cell's `from __future__` imports to its start; whether one was elsewhere.
+
+    IPython compiles each of a cell's statements on its own, carrying the
+    future flags from one to the next, so a kernel takes `x = 1` followed by
+    `from __future__ import annotations` in one cell, which Python refuses
+    in one module. (The statements above the import then compile with its
+    flags too: only annotations they evaluate could tell.)
+    """
+    body = tree.body
+    future = [n for n in body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    docstring = int(bool(body) and isinstance(body[0], ast.Expr) and _is_text(body[0].value))
+    if not future or body[docstring : docstring + len(future)] == future:
+        return False
+    tree.body = [*body[:docstring], *future, *(n for n in body[docstring:] if n not in future)]
+    return True
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 _STATEMENT_START = re.compile(
@@ -229,34 +272,115 @@ def show_last_value(body: list[ast.stmt], code: str) -> bool:
     return True
 
 
-def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
-    """A bare test cell's last expression is shown as a kernel shows it: the function
-    pytest calls gets code that sends it to the display hook (its asserts rewritten
-    as the module's are), from the module's own lines."""
-    cell = [lines[n - 1] for n in test.cell_lines]
-    if not cell or not cell[-1].strip() or cell[-1][:1] not in (" ", "\t"):
-        return  # the last line is no statement of the function's own
-    if not may_end_in_an_expression(cell[-1]):
-        return
+def at_the_top_level(
+    function: types.FunctionType, test: TestRegion, lines: list[str]
+) -> types.CodeType | None:
+    """A bare test cell's statements as a kernel runs them: at the notebook's top level.
+
+    The function pytest calls keeps its name, line and marks, and runs the
+    cell's statements (its own lines of the module, asserts rewritten as the
+    module's are) as module code in the notebook's namespace, through
+    `__ntdd__.run_body`: so that code the cell calls that binds names in its
+    caller's frame (`sys._getframe(1).f_locals[name] = …`, fastcore's
+    `mk_class`) binds them in the notebook's, as in a kernel, and the cell's
+    last expression is shown as a kernel shows it. The top-level code is
+    returned; None where the cell's statements only compile in a function
+    (a `return`), or the function awaits: then it is left as it is, and only
+    shows its last expression.
+    """
     start, end = test.region.start, test.region.end
     with quiet_syntax_warnings():
         tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
     node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    cell = "".join(lines[n - 1] for n in test.cell_lines)
+    shown = bool(cell.strip()) and may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1])
+    if isinstance(node, ast.AsyncFunctionDef):
+        if shown and show_last_value(node.body, cell):
+            _recompile(function, ast.Module(body=[node], type_ignores=[]), lines, constant=True)
+        return None
+    return _moved_to_the_top_level(function, test, lines, node, cell if shown else "")
+
+
+def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
+    """A bare test cell's function shows its last expression as a kernel shows it (the
+    Jupyter extension's: a kernel's cell runs it, at its own top level)."""
+    start, end = test.region.start, test.region.end
+    with quiet_syntax_warnings():
+        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
+    node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
+    cell = "".join(lines[n - 1] for n in test.cell_lines)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not cell.strip():
         return
-    if not show_last_value(node.body, "".join(cell)):
-        return
-    module = ast.Module(body=[node], type_ignores=[])
+    if may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1]) and show_last_value(
+        node.body, cell
+    ):
+        _recompile(function, ast.Module(body=[node], type_ignores=[]), lines, constant=True)
+
+
+def _moved_to_the_top_level(
+    function: types.FunctionType,
+    test: TestRegion,
+    lines: list[str],
+    node: ast.FunctionDef,
+    shown: str,
+) -> types.CodeType | None:
+    """The body of *node* compiled as top-level code, and *function* made to run it."""
+    body = [n for n in node.body if not isinstance(n, ast.Global)]
+    if shown:
+        show_last_value(body, shown)
+    first = function.__code__.co_firstlineno  # reports show its source from there, as before
+    try:
+        top = _recompile(function, ast.Module(body=body, type_ignores=[]), lines, first=first)
+    except SyntaxError:  # `return` in the cell: a function's statement only
+        return None
+    wrapper = compile(
+        f"def {function.__name__}():\n    __tracebackhide__ = True\n"
+        f"    return __ntdd__.run_body({test.index}, {function.__name__!r})\n",
+        function.__code__.co_filename,
+        "exec",
+        dont_inherit=True,
+    )
+    code = next(c for c in wrapper.co_consts if isinstance(c, types.CodeType))
+    function.__code__ = code.replace(co_firstlineno=function.__code__.co_firstlineno)
+    return top.replace(co_name=function.__name__)
+
+
+def _recompile(
+    function: types.FunctionType,
+    module: ast.Module,
+    lines: list[str],
+    constant: bool = False,
+    first: int = 1,
+) -> types.CodeType:
+    """*module* compiled as the module's code is (its asserts rewritten where the module's
+    were); with *constant*, the function it defines gets that code. The code starts at
+    line *first*, where reports start showing its source."""
     filename = function.__code__.co_filename
+    ast.fix_missing_locations(module)
     if "@pytest_ar" in function.__globals__:  # the module's asserts were rewritten
         from _pytest.assertion.rewrite import rewrite_asserts
 
         rewrite_asserts(module, "".join(lines).encode("utf-8", "surrogatepass"), filename)
+    if first > 1:  # a code object's lines count from its first: shifted back below
+        seen: set[int] = set()
+        for node in ast.walk(module):
+            if id(node) in seen:  # the rewriter uses some nodes twice: shifted once
+                continue
+            seen.add(id(node))
+            for attribute in ("lineno", "end_lineno"):
+                if getattr(node, attribute, None) is not None:
+                    setattr(node, attribute, max(1, getattr(node, attribute) - first + 1))
     with quiet_syntax_warnings():
         compiled = compile(module, filename, "exec", dont_inherit=True)
-    for constant in compiled.co_consts:
-        if isinstance(constant, types.CodeType) and constant.co_name == function.__name__:
-            function.__code__ = constant
+    if first > 1:
+        compiled = compiled.replace(co_firstlineno=first)
+    if constant:
+        for made in compiled.co_consts:
+            if isinstance(made, types.CodeType) and made.co_name == function.__name__:
+                function.__code__ = made
+    return compiled
 
 
 _AUTOMAGIC_HEAD = re.compile(r"([^\W\d]\w*)(?:[ \t]|$)")

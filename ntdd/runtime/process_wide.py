@@ -1,0 +1,135 @@
+"""What a notebook changes that outlives it in a shared process, put back as a kernel's end would.
+
+A kernel's shutdown takes everything a notebook did to its process with it.
+Under ntdd many notebooks share one process, so the runtime puts back, when
+a notebook's last test has run, what `isolation` does not hold:
+
+- `builtins`: a kernel puts `display` and `get_ipython` there (library code
+  written for notebooks calls `display(...)` without importing it), and
+  what a notebook adds to `builtins` must not reach the next notebook;
+- matplotlib: a kernel's inline backend closes every pyplot figure after
+  each cell, and each notebook starts with its own kernel's `rcParams`;
+- a library class a notebook patched with one of its own functions (nbdev's
+  `@patch` onto `Path`): the function reads the notebook's names, which a
+  kernel keeps as long as the kernel lives; the notebook's names are then
+  kept for it, so that a later notebook calling the method sees what a
+  notebook that patched the library it imports would see, not a
+  `NameError`.
+
+Each check costs microseconds when there is nothing to put back.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+KERNEL_BUILTINS = ("display", "get_ipython")  # what IPython's shell puts in `builtins`
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Builtins:
+    """`builtins` as a notebook found it."""
+
+    names: dict[str, Any]
+
+    @classmethod
+    def capture(cls) -> Builtins:
+        return cls(dict(builtins.__dict__))
+
+    def apply(self) -> None:
+        """Take out what was added since, and put back what was rebound."""
+        current = builtins.__dict__
+        if current == self.names:
+            return
+        for name in current.keys() - self.names.keys():
+            del current[name]
+        for name, value in self.names.items():
+            if current.get(name, _MISSING) is not value:
+                current[name] = value
+
+
+def as_a_kernel_has_them(namespace: dict[str, Any]) -> None:
+    """`display` and `get_ipython` in `builtins`, the notebook's own, as a kernel has them."""
+    for name in KERNEL_BUILTINS:
+        if name in namespace:
+            setattr(builtins, name, namespace[name])
+
+
+def close_figures() -> None:
+    """After a cell: pyplot's figures closed, as a kernel's inline backend closes them."""
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is None:
+        return
+    managers = getattr(getattr(pyplot, "_pylab_helpers", None), "Gcf", None)
+    if managers is not None and not getattr(managers, "figs", True):
+        return  # no figure open: nothing to close
+    pyplot.close("all")
+
+
+@dataclass(frozen=True)
+class Matplotlib:
+    """matplotlib's `rcParams` as a notebook found them (None: not imported then)."""
+
+    rc: dict[str, Any] | None
+
+    @classmethod
+    def capture(cls) -> Matplotlib:
+        matplotlib = sys.modules.get("matplotlib")
+        params = getattr(matplotlib, "rcParams", None)
+        return cls(dict(params) if params is not None else None)
+
+    def apply(self) -> None:
+        """The figures closed, the `rcParams` put back (those matplotlib loaded, where the
+        notebook imported it): the next notebook starts as in a fresh kernel."""
+        matplotlib = sys.modules.get("matplotlib")
+        params = getattr(matplotlib, "rcParams", None)
+        if params is None:
+            return
+        close_figures()
+        wanted = self.rc if self.rc is not None else getattr(matplotlib, "rcParamsOrig", None)
+        if wanted is None:
+            return
+        changed = {k: v for k, v in wanted.items() if k != "backend" and params.get(k) != v}
+        if changed:
+            dict.update(params, changed)  # as `rc_context` puts them back: no validation
+
+
+def patched_classes(namespace: dict[str, Any]) -> bool:
+    """Whether a class the notebook did not define holds one of its functions.
+
+    The classes looked at are those its names hold, and those of the modules
+    its names hold: where a notebook's `@patch` or `Cls.method = f` lands.
+    """
+    own = namespace.get("__name__")
+    for value in list(namespace.values()):
+        if isinstance(value, type):
+            if _holds_a_function_of(value, namespace, own):
+                return True
+        elif isinstance(value, types.ModuleType) and value.__dict__ is not namespace:
+            for member in list(vars(value).values()):
+                if isinstance(member, type) and _holds_a_function_of(member, namespace, own):
+                    return True
+    return False
+
+
+def _holds_a_function_of(cls: type, namespace: dict[str, Any], own: Any) -> bool:
+    if cls.__module__ == own or cls.__module__ == "__main__":
+        return False  # the notebook's own class: it goes with the notebook's names
+    for attribute in list(vars(cls).values()):
+        for function in (attribute, *_wrapped(attribute)):
+            if getattr(function, "__globals__", None) is namespace:
+                return True
+    return False
+
+
+def _wrapped(attribute: Any) -> tuple[Any, ...]:
+    """The functions a property, classmethod or staticmethod holds."""
+    if isinstance(attribute, property):
+        return (attribute.fget, attribute.fset, attribute.fdel)
+    inner = getattr(attribute, "__func__", None)
+    return (inner,) if inner is not None else ()
