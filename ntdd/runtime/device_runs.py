@@ -102,21 +102,18 @@ class DeviceRuns(CellPlaces):
     def notebook_code(
         self, run: DeviceRun, keep_pytests: bool = False
     ) -> contextlib.AbstractContextManager[None]:
-        """While the notebook's code runs: its root logger, its event loop running.
-
-        Only for a notebook whose code names them: the others cannot tell,
-        and pay nothing (a loop made and closed is 0.3 ms a notebook).
-        """
-        uses_loop = "asyncio" in self._mentions
-        if not (uses_loop or "logging" in self._mentions):
-            return contextlib.nullcontext()
-        return NotebookCode(run, keep_pytests, uses_loop)
+        """While the notebook's code runs: its event loop running, as a kernel's cells run
+        inside one, whatever the code (library code calls `asyncio.get_running_loop()`
+        where the notebook never names asyncio; a loop is 0.05 ms); its root logger, for
+        a notebook whose code names logging (the others cannot tell)."""
+        return NotebookCode(run, keep_pytests, "logging" in self._mentions)
 
     @functools.cached_property
     def _mentions(self) -> frozenset[str]:
-        """Which of asyncio and logging the module's code, its setup cells' included, names."""
+        """Which of the modules the runtime keeps apart the module's code (its setup cells'
+        included) names: logging."""
         text = "".join(self.layout.lines)
-        return frozenset(word for word in ("asyncio", "logging") if word in text)
+        return frozenset(word for word in ("logging",) if word in text)
 
     @contextlib.contextmanager
     def in_its_folder(self) -> Iterator[None]:
@@ -359,30 +356,32 @@ class DeviceRuns(CellPlaces):
 
 
 class NotebookCode:
-    """While a notebook run's code runs: its root logger, and its event loop running;
-    after, the tasks its cells started go on for a moment, as between a kernel's cells.
+    """While a notebook run's code runs: its event loop running, and its root logger
+    where it uses logging; after, the tasks its cells started go on for a moment, as
+    between a kernel's cells.
 
     A class, not a generator: it is entered twice for every test.
     """
 
-    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_loop: bool) -> None:
+    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_logging: bool) -> None:
         self._run = run
         self._keep_pytests = keep_pytests
-        self._loop = event_loop.Running(run.event_loop) if uses_loop else None
+        self._loop = event_loop.Running(run.event_loop)
+        self._logging = uses_logging
         self._outside = RootLogger()
 
     def __enter__(self) -> None:
-        self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
-        if self._loop is not None:
-            self._loop.__enter__()
+        if self._logging:
+            self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
+        self._loop.__enter__()
 
     def __exit__(self, *exc_info: object) -> None:
         try:
-            if self._loop is not None:
-                self._loop.__exit__()
-                event_loop.idle(self._run.loop)
+            self._loop.__exit__()
+            event_loop.idle(self._run.loop)
         finally:
-            self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
+            if self._logging:
+                self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
 
 
 def _clear_frames(tb: types.TracebackType | None) -> None:

@@ -7,8 +7,10 @@ a notebook's last test has run, what `isolation` does not hold:
 - `builtins`: a kernel puts `display` and `get_ipython` there (library code
   written for notebooks calls `display(...)` without importing it), and
   what a notebook adds to `builtins` must not reach the next notebook;
-- matplotlib: a kernel's inline backend closes every pyplot figure after
-  each cell, and each notebook starts with its own kernel's `rcParams`;
+- matplotlib: a kernel's inline backend (its `MPLBACKEND`, which the
+  notebook's environment has as a kernel's has it) closes every pyplot
+  figure after each cell, and each notebook starts with its own kernel's
+  `rcParams` and no figure;
 - a library class a notebook patched with one of its own functions (nbdev's
   `@patch` onto `Path`): the function reads the notebook's names, which a
   kernel keeps as long as the kernel lives; the notebook's names are then
@@ -60,15 +62,27 @@ def as_a_kernel_has_them(namespace: dict[str, Any]) -> None:
             setattr(builtins, name, namespace[name])
 
 
-def close_figures() -> None:
-    """After a cell: pyplot's figures closed, as a kernel's inline backend closes them."""
+INLINE = "module://matplotlib_inline.backend_inline"  # a kernel's `MPLBACKEND`
+
+
+def close_figures(inline_only: bool = True) -> None:
+    """After a cell: pyplot's figures closed, as a kernel's inline backend closes them
+    (only that backend does: a notebook that chose another keeps its figures open)."""
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
+        return
+    if inline_only and _backend() not in (INLINE, "inline"):
         return
     managers = getattr(getattr(pyplot, "_pylab_helpers", None), "Gcf", None)
     if managers is not None and not getattr(managers, "figs", True):
         return  # no figure open: nothing to close
     pyplot.close("all")
+
+
+def _backend() -> object:
+    """matplotlib's backend as set, without resolving an automatic one (which imports)."""
+    params = getattr(sys.modules.get("matplotlib"), "rcParams", None)
+    return dict.get(params, "backend") if isinstance(params, dict) else None
 
 
 @dataclass(frozen=True)
@@ -90,7 +104,7 @@ class Matplotlib:
         params = getattr(matplotlib, "rcParams", None)
         if params is None:
             return
-        close_figures()
+        close_figures(inline_only=False)  # a fresh kernel has none
         wanted = self.rc if self.rc is not None else getattr(matplotlib, "rcParamsOrig", None)
         if wanted is None:
             return

@@ -29,7 +29,13 @@ import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.notebook import markers
-from ntdd.notebook.cell_code import DEVICE, quiet_syntax_warnings, source_lines, to_python
+from ntdd.notebook.cell_code import (
+    DEVICE,
+    future_first,
+    quiet_syntax_warnings,
+    source_lines,
+    to_python,
+)
 from ntdd.notebook.cell_names import bound_names
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
@@ -214,28 +220,6 @@ def _compile_source(code: str, filename: str, flags: int) -> types.CodeType:
         show_last_value(tree.body, code)
         compiled = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
-
-
-def future_first(tree: ast.Module) -> bool:
-    """Move a cell's `from __future__` imports to its start; whether one was elsewhere.
-
-    IPython compiles each of a cell's statements on its own, carrying the
-    future flags from one to the next, so a kernel takes `x = 1` followed by
-    `from __future__ import annotations` in one cell, which Python refuses
-    in one module. (The statements above the import then compile with its
-    flags too: only annotations they evaluate could tell.)
-    """
-    body = tree.body
-    future = [n for n in body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
-    docstring = int(bool(body) and isinstance(body[0], ast.Expr) and _is_text(body[0].value))
-    if not future or body[docstring : docstring + len(future)] == future:
-        return False
-    tree.body = [*body[:docstring], *future, *(n for n in body[docstring:] if n not in future)]
-    return True
-
-
-def _is_text(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 _STATEMENT_START = re.compile(
