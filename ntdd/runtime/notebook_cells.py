@@ -114,13 +114,13 @@ class NotebookCells:
             self._unassigned = pinning.unassigned(parameters.values, self._setup_code(), shared)
         self._left_out = {s.index for s in test_steps if s.eval_false}
         self._steps = sorted(cells, key=lambda s: s.position)
-        self._show_values(test_steps)
+        self._show_values(test_steps, config)
         self._cell_codes = {
             f.__code__ for step in test_steps if not step.code for f in step.functions
         }
         self._positions = [s.position for s in self._steps]
 
-    def _show_values(self, test_steps: list[TestStep]) -> None:
+    def _show_values(self, test_steps: list[TestStep], config: pytest.Config) -> None:
         """Bare test cells run at the notebook's top level and show their last expression,
         as a kernel's cells do (`steps.at_the_top_level`)."""
         regions = {t.index: t for t in self.layout.tests if t.kind == "statements"}
@@ -129,7 +129,7 @@ class NotebookCells:
             if region is None:
                 continue
             for function in step.functions:
-                top = steps.at_the_top_level(function, region, self.layout.lines)
+                top = steps.at_the_top_level(function, region, self.layout.lines, config)
                 if top is not None:
                     self._bodies[step.index, function.__name__] = top
 

@@ -257,7 +257,10 @@ def show_last_value(body: list[ast.stmt], code: str) -> bool:
 
 
 def at_the_top_level(
-    function: types.FunctionType, test: TestRegion, lines: list[str]
+    function: types.FunctionType,
+    test: TestRegion,
+    lines: list[str],
+    config: pytest.Config | None = None,
 ) -> types.CodeType | None:
     """A bare test cell's statements as a kernel runs them: at the notebook's top level.
 
@@ -284,7 +287,7 @@ def at_the_top_level(
         if shown and show_last_value(node.body, cell):
             _recompile(function, ast.Module(body=[node], type_ignores=[]), lines, constant=True)
         return None
-    return _moved_to_the_top_level(function, test, lines, node, cell if shown else "")
+    return _moved_to_the_top_level(function, test, lines, node, cell if shown else "", config)
 
 
 def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
@@ -309,14 +312,17 @@ def _moved_to_the_top_level(
     lines: list[str],
     node: ast.FunctionDef,
     shown: str,
+    config: pytest.Config | None,
 ) -> types.CodeType | None:
-    """The body of *node* compiled as top-level code, and *function* made to run it."""
+    """The body of *node* compiled as top-level code (its asserts rewritten with *config*,
+    as pytest rewrote the module's), and *function* made to run it."""
     body = [n for n in node.body if not isinstance(n, ast.Global)]
     if shown:
         show_last_value(body, shown)
     first = function.__code__.co_firstlineno  # reports show its source from there, as before
     try:
-        top = _recompile(function, ast.Module(body=body, type_ignores=[]), lines, first=first)
+        module = ast.Module(body=body, type_ignores=[])
+        top = _recompile(function, module, lines, first=first, config=config)
     except SyntaxError:  # `return` in the cell: a function's statement only
         return None
     wrapper = compile(
@@ -331,12 +337,22 @@ def _moved_to_the_top_level(
     return top.replace(co_name=function.__name__)
 
 
+def _lines_from(code: types.CodeType, first: int) -> types.CodeType:
+    """*code*, compiled with its lines counted from 1, counted from *first* (the code
+    objects of the functions and classes it defines too)."""
+    consts = tuple(
+        _lines_from(c, first) if isinstance(c, types.CodeType) else c for c in code.co_consts
+    )
+    return code.replace(co_firstlineno=code.co_firstlineno + first - 1, co_consts=consts)
+
+
 def _recompile(
     function: types.FunctionType,
     module: ast.Module,
     lines: list[str],
     constant: bool = False,
     first: int = 1,
+    config: pytest.Config | None = None,
 ) -> types.CodeType:
     """*module* compiled as the module's code is (its asserts rewritten where the module's
     were); with *constant*, the function it defines gets that code. The code starts at
@@ -346,7 +362,8 @@ def _recompile(
     if "@pytest_ar" in function.__globals__:  # the module's asserts were rewritten
         from _pytest.assertion.rewrite import rewrite_asserts
 
-        rewrite_asserts(module, "".join(lines).encode("utf-8", "surrogatepass"), filename)
+        source = "".join(lines).encode("utf-8", "surrogatepass")
+        rewrite_asserts(module, source, filename, config)
     if first > 1:  # a code object's lines count from its first: shifted back below
         seen: set[int] = set()
         for node in ast.walk(module):
@@ -359,7 +376,7 @@ def _recompile(
     with quiet_syntax_warnings():
         compiled = compile(module, filename, "exec", dont_inherit=True)
     if first > 1:
-        compiled = compiled.replace(co_firstlineno=first)
+        compiled = _lines_from(compiled, first)
     if constant:
         for made in compiled.co_consts:
             if isinstance(made, types.CodeType) and made.co_name == function.__name__:
