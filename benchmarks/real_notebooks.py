@@ -1,4 +1,4 @@
-"""Real notebooks nobody here wrote, judged by a kernel: ntdd alone, all in one session, and the cost.
+"""Real notebooks nobody here wrote, judged by a kernel: ntdd alone, in one session, their cost.
 
     python benchmarks/real_notebooks.py                        # agreement, then 3 paired rounds
     python benchmarks/real_notebooks.py --rounds 1 --warmup 0  # a look, not figures
@@ -140,7 +140,9 @@ def stops_table(names: list[str], kernel: Stops, alone: Stops, together: Stops) 
         "|---|---|---|---|",
     ]
     for n in names:
-        shown = [stop(v[n]) if v[n] == kernel[n] else f"**{stop(v[n])}**" for v in (alone, together)]
+        shown = [
+            stop(v[n]) if v[n] == kernel[n] else f"**{stop(v[n])}**" for v in (alone, together)
+        ]
         lines.append(f"| {n} | {stop(kernel[n])} | " + " | ".join(shown) + " |")
     return lines
 
@@ -208,7 +210,8 @@ def cost(folder: Path, names: list[str], rounds: int, warmup: int, heavy: float)
         b = ratio(cpus[f"nbval {n}"], cpus[f"ntdd {n}"])
         over_floor.append(a.median)
         nbval_over.append(b.median)
-        lines.append(f"| {n} | {cpus[f'ntdd {n}'].describe(s)} | {a.describe(x)} | {b.describe(x)} |")
+        cpu = cpus[f"ntdd {n}"].describe(s)
+        lines.append(f"| {n} | {cpu} | {a.describe(x)} | {b.describe(x)} |")
     if kept:
         lines.append(
             f"| median of the notebooks | | {x(statistics.median(over_floor))} "
@@ -247,9 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in checks:
             say(f"kernel, marked: {name}")
             judged[name] = kernel_verdicts(target / name, TIMEOUT)
-        lines += [""] + tests_table(
-            checks, judged, ntdd_tests(target, checks, False), ntdd_tests(target, checks, True)
-        )
+        alone, together = ntdd_tests(target, checks, False), ntdd_tests(target, checks, True)
+        lines += ["", *tests_table(checks, judged, alone, together)]
         if not args.no_timing:
             lines += ["", *cost(target, checks, args.rounds, args.warmup, args.heavy)]
     finally:

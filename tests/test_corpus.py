@@ -48,6 +48,7 @@ EXPECTED: dict[str, tuple[str, str | int]] = {
     "bad/nbval__exceptions.ipynb": (NO_TESTS, ""),
     **{f"good/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "good").glob("*.ipynb"))},
     **{f"untested/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "untested").glob("*.ipynb"))},
+    **{f"real/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "real").glob("*.ipynb"))},
     # built by `generated` below
     "generated/big_output.ipynb": (TESTS, 1),
     "generated/many_cells.ipynb": (TESTS, 500),

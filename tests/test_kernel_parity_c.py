@@ -21,6 +21,7 @@ from conftest import export, make_notebook
 from oracle import covers_every_test_cell, kernel_verdicts, ntdd_verdicts
 
 from ntdd.format.paths import module_path
+from ntdd.runtime import steps
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 
@@ -223,3 +224,23 @@ def test_a_raw_string_regex_in_a_cell_says_nothing(pytester: pytest.Pytester) ->
     result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", "-W", "default")
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*invalid escape sequence*")
+
+
+@pytest.mark.parametrize("compiled_again", [False, True], ids=["exec", "module code"])
+def test_a_callee_binds_in_the_notebook_both_ways(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, compiled_again: bool
+) -> None:
+    """The function's own code run with the namespace as its frame's locals (up to 3.12),
+    or the cell's statements compiled again as module code (3.13's frames write to
+    themselves): both bind where a kernel binds, and report the cell's lines."""
+    monkeypatch.setattr(steps, "LOCALS_OF_THE_FRAME", compiled_again)
+    path = _write(
+        pytester.path,
+        [
+            *CASES["a_callee_binds_in_its_callers_frame"],
+            "# TEST: fails\nmade += 1\nassert made == 6",
+        ],
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["*in notebook nb.ipynb, cell 5 (id *), line 3: assert made == 6"])

@@ -89,7 +89,7 @@ class NotebookCursor(DeviceRuns):
         """What a bare test cell's function runs: the cell's statements, at the notebook's
         top level, as a kernel runs a cell (`steps.at_the_top_level`)."""
         __tracebackhide__ = True
-        eval(self._bodies[index, name], self.namespace)
+        exec(self._bodies[index, name], self.namespace)  # the namespace is its frame's locals
 
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""

@@ -117,7 +117,7 @@ class NotebookCells:
         self._show_values(test_steps, config)
         self._cell_codes = {
             f.__code__ for step in test_steps if not step.code for f in step.functions
-        }
+        } | set(self._bodies.values())
         self._positions = [s.position for s in self._steps]
 
     def _show_values(self, test_steps: list[TestStep], config: pytest.Config) -> None:

@@ -55,6 +55,9 @@ _CELL_ERRORS = (
     pytest.xfail.Exception,
 )
 TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+# From 3.13 (PEP 667) a function frame's `f_locals` writes to the frame, never to the dict
+# `exec` ran it with: a bare test cell's statements are compiled again, as module code.
+LOCALS_OF_THE_FRAME = sys.version_info >= (3, 13)
 
 
 @dataclass(frozen=True)
@@ -265,29 +268,44 @@ def at_the_top_level(
     """A bare test cell's statements as a kernel runs them: at the notebook's top level.
 
     The function pytest calls keeps its name, line and marks, and runs the
-    cell's statements (its own lines of the module, asserts rewritten as the
-    module's are) as module code in the notebook's namespace, through
-    `__ntdd__.run_body`: so that code the cell calls that binds names in its
-    caller's frame (`sys._getframe(1).f_locals[name] = …`, fastcore's
-    `mk_class`) binds them in the notebook's, as in a kernel, and the cell's
-    last expression is shown as a kernel shows it. The top-level code is
-    returned; None where the cell's statements only compile in a function
-    (a `return`), or the function awaits: then it is left as it is, and only
-    shows its last expression.
+    cell's statements in the notebook's namespace through `__ntdd__.run_body`,
+    with the namespace as the frame's locals: so that code the cell calls
+    that binds names in its caller's frame (`sys._getframe(1).f_locals[name] =
+    …`, fastcore's `mk_class`) binds them in the notebook's, as in a kernel.
+    The cell's last expression is shown as a kernel shows it. Returns the
+    code `run_body` runs: the function's own (its asserts rewritten as the
+    module's are; a frame of it run with `exec` has the namespace as its
+    locals), and from Python 3.13, whose frames' locals write to the frame
+    alone, the cell's lines compiled as module code. None for an `async def`,
+    left as it is, and for a cell that only compiles in a function (a
+    `return`).
     """
-    start, end = test.region.start, test.region.end
-    with quiet_syntax_warnings():
-        tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
-    node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    show_values_of(function, test, lines)
+    if function.__code__.co_flags & inspect.CO_COROUTINE:
         return None
-    cell = "".join(lines[n - 1] for n in test.cell_lines)
-    shown = bool(cell.strip()) and may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1])
-    if isinstance(node, ast.AsyncFunctionDef):
-        if shown and show_last_value(node.body, cell):
-            _recompile(function, ast.Module(body=[node], type_ignores=[]), lines, constant=True)
-        return None
-    return _moved_to_the_top_level(function, test, lines, node, cell if shown else "", config)
+    body = function.__code__
+    if LOCALS_OF_THE_FRAME:
+        start, end = test.region.start, test.region.end
+        with quiet_syntax_warnings():
+            tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
+        node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
+        if not isinstance(node, ast.FunctionDef):
+            return None
+        cell = "".join(lines[n - 1] for n in test.cell_lines)
+        moved = _moved_to_the_top_level(function, lines, node, cell, config)
+        if moved is None:
+            return None
+        body = moved
+    wrapper = compile(
+        f"def {function.__name__}():\n    __tracebackhide__ = True\n"
+        f"    return __ntdd__.run_body({test.index}, {function.__name__!r})\n",
+        function.__code__.co_filename,
+        "exec",
+        dont_inherit=True,
+    )
+    code = next(c for c in wrapper.co_consts if isinstance(c, types.CodeType))
+    function.__code__ = code.replace(co_firstlineno=function.__code__.co_firstlineno)
+    return body
 
 
 def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
@@ -308,32 +326,23 @@ def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[s
 
 def _moved_to_the_top_level(
     function: types.FunctionType,
-    test: TestRegion,
     lines: list[str],
     node: ast.FunctionDef,
-    shown: str,
+    cell: str,
     config: pytest.Config | None,
 ) -> types.CodeType | None:
-    """The body of *node* compiled as top-level code (its asserts rewritten with *config*,
-    as pytest rewrote the module's), and *function* made to run it."""
+    """The body of *node*, the function of the test cell *cell*, compiled as top-level
+    code (its asserts rewritten with *config*, as pytest rewrote the module's), its
+    last expression shown; None where it only compiles in a function."""
     body = [n for n in node.body if not isinstance(n, ast.Global)]
-    if shown:
-        show_last_value(body, shown)
+    if cell.strip() and may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1]):
+        show_last_value(body, cell)
     first = function.__code__.co_firstlineno  # reports show its source from there, as before
     try:
         module = ast.Module(body=body, type_ignores=[])
         top = _recompile(function, module, lines, first=first, config=config)
     except SyntaxError:  # `return` in the cell: a function's statement only
         return None
-    wrapper = compile(
-        f"def {function.__name__}():\n    __tracebackhide__ = True\n"
-        f"    return __ntdd__.run_body({test.index}, {function.__name__!r})\n",
-        function.__code__.co_filename,
-        "exec",
-        dont_inherit=True,
-    )
-    code = next(c for c in wrapper.co_consts if isinstance(c, types.CodeType))
-    function.__code__ = code.replace(co_firstlineno=function.__code__.co_firstlineno)
     return top.replace(co_name=function.__name__)
 
 
