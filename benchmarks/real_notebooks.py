@@ -8,10 +8,11 @@
 The notebooks are those of tests/corpus/real/ (nbdev projects' API notebooks,
 course and book chapters; attribution in its SOURCES.md), tests/corpus/good/
 and tests/corpus/untested/, copied into a scratch folder (some write files
-beside themselves). fastcore's notebooks need fastcore 1.7.28, the version of
-their snapshot: `pip install --target DIR fastcore==1.7.28` and `PYTHONPATH=DIR`
-(it is not in the test extra; without it they stop at their first import, in
-the kernel and under ntdd alike).
+beside themselves). fastcore's notebooks need fastcore 1.7.28 and nbdev
+2.3.34, the versions of their snapshot: `pip install --target DIR
+fastcore==1.7.28 nbdev==2.3.34 'setuptools<81'` and `PYTHONPATH=DIR` (not in
+the test extra; without them they stop at their first import, in the kernel
+and under ntdd alike).
 
 Agreement, as notebooks: where a kernel's Run All stops (`run_all` of
 tests/oracle.py, the specification) against where `pytest --ntdd

@@ -89,7 +89,7 @@ pytestmark = pytest.mark.xdist_group("corpus")
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
-    for part in ("own", "good", "bad", "untested"):
+    for part in ("own", "good", "bad", "untested", "real"):
         shutil.copytree(CORPUS / part, root / part)
     generated(root / "generated")
     return root
