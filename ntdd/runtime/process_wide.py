@@ -118,26 +118,40 @@ def patched_classes(namespace: dict[str, Any]) -> bool:
 
     The classes looked at are those its names hold, and those of the modules
     its names hold: where a notebook's `@patch` or `Cls.method = f` lands.
+    Each class is looked at once, and only those made by Python code (no
+    attribute can be set on a built-in or extension type): a torch notebook's
+    names reach thousands of classes, and this runs after every notebook.
     """
     own = namespace.get("__name__")
+    classes: dict[int, type] = {}
     for value in list(namespace.values()):
         if isinstance(value, type):
-            if _holds_a_function_of(value, namespace, own):
-                return True
+            classes[id(value)] = value
         elif isinstance(value, types.ModuleType) and value.__dict__ is not namespace:
-            for member in list(vars(value).values()):
-                if isinstance(member, type) and _holds_a_function_of(member, namespace, own):
-                    return True
-    return False
+            classes.update((id(m), m) for m in list(vars(value).values()) if isinstance(m, type))
+    return any(
+        _holds_a_function_of(cls, namespace, own)
+        for cls in classes.values()
+        if cls.__flags__ & _HEAP_TYPE
+    )
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class a `class` statement made
+_HOLDERS = (property, classmethod, staticmethod)
 
 
 def _holds_a_function_of(cls: type, namespace: dict[str, Any], own: Any) -> bool:
     if cls.__module__ == own or cls.__module__ == "__main__":
         return False  # the notebook's own class: it goes with the notebook's names
     for attribute in list(vars(cls).values()):
-        for function in (attribute, *_wrapped(attribute)):
-            if getattr(function, "__globals__", None) is namespace:
+        kind = type(attribute)
+        if kind is types.FunctionType:
+            if attribute.__globals__ is namespace:
                 return True
+        elif kind in _HOLDERS and any(
+            getattr(f, "__globals__", None) is namespace for f in _wrapped(attribute)
+        ):
+            return True
     return False
 
 
