@@ -23,12 +23,13 @@ turned the notebooks' own check cells into `# TEST` cells, judged test by
 test (`kernel_verdicts`: whether each raised in a kernel, going on after
 errors) against `pytest --ntdd`, alone and in one session.
 
-Cost: on the marked copies whose `pytest --ntdd` takes `--heavy` seconds of
-CPU or more alone, `pytest --ntdd`, `pytest --nbval-lax` and the same cells as
-plain pytest modules (`workloads.pytest_floor_module`, no notebook plugin),
-one notebook per process, turn about after a warm-up round; CPU time (user +
-system, kernels included), ratios round by round, per notebook and their
-median.
+Cost: on the notebooks a kernel runs to the end whose `pytest --ntdd` takes
+`--heavy` seconds of CPU or more alone (the marked copy where it has checks,
+else the notebook under `--ntdd-run-untested`), `pytest --ntdd`, `pytest
+--nbval-lax` and the same cells as plain pytest modules
+(`workloads.pytest_floor_module`, no notebook plugin), one notebook per
+process, turn about after a warm-up round; CPU time (user + system, kernels
+included), ratios round by round, per notebook and their median.
 """
 
 from __future__ import annotations
@@ -176,22 +177,40 @@ def tests_table(names: list[str], kernel: Tests, alone: Tests, together: Tests) 
     return lines
 
 
-def cost(folder: Path, names: list[str], rounds: int, warmup: int, heavy: float) -> list[str]:
-    """ntdd, nbval-lax and the pytest floor on each heavy notebook, turn about; CPU, paired."""
-    floor = folder / "floor"
-    floor.mkdir()
+def cost(
+    places: dict[str, Path], untested: set[str], rounds: int, warmup: int, heavy: float
+) -> list[str]:
+    """ntdd, nbval-lax and the pytest floor on each heavy notebook, turn about; CPU, paired.
+
+    *places*: notebook -> the folder of the copy measured; those in *untested* have no
+    `# TEST` cell, and run under `--ntdd-run-untested`.
+    """
+    names = list(places)
     measures: dict[str, Timed] = {}
     for name in names:
+        folder = places[name]
+        floor = folder / "floor"
+        floor.mkdir(exist_ok=True)
         module = workloads.pytest_floor_module(folder / name, floor)
-        measures[f"ntdd {name}"] = Timed(pytest_cmd("ntdd.plugin", "--ntdd", name), folder)
+        extra = ["--ntdd-run-untested"] if name in untested else []
+        measures[f"ntdd {name}"] = Timed(pytest_cmd("ntdd.plugin", "--ntdd", *extra, name), folder)
         measures[f"nbval {name}"] = Timed(
             pytest_cmd("nbval.plugin", "--nbval-lax", name, "--nbval-cell-timeout=300"), folder
         )
         measures[f"floor {name}"] = Timed(pytest_cmd("ntdd.plugin", module.name), floor)
+    broken = []  # a floor module that stops where the notebook does not: no floor to pair
     for name in names:  # which are heavy: ntdd's own CPU alone, once
+        try:
+            measures[f"floor {name}"]()
+        except RuntimeError:
+            broken.append(name)
+            continue
         measures[f"ntdd {name}"]()
-    kept = [n for n in names if measures[f"ntdd {n}"].cpu[-1] >= heavy]
+    kept = [n for n in names if n not in broken and measures[f"ntdd {n}"].cpu[-1] >= heavy]
     chosen = {k: v for k, v in measures.items() if k.split(" ", 1)[1] in kept}
+
+    if not kept:
+        return [f"## CPU: no notebook of {heavy:g} s or more"]
 
     def progress(done: int, total: int) -> None:
         say(f"round {done} of {total}" if done > 0 else "warm-up")
@@ -213,11 +232,15 @@ def cost(folder: Path, names: list[str], rounds: int, warmup: int, heavy: float)
         nbval_over.append(b.median)
         cpu = cpus[f"ntdd {n}"].describe(s)
         lines.append(f"| {n} | {cpu} | {a.describe(x)} | {b.describe(x)} |")
-    if kept:
-        lines.append(
-            f"| median of the notebooks | | {x(statistics.median(over_floor))} "
-            f"| {x(statistics.median(nbval_over))} |"
-        )
+    lines.append(
+        f"| median of the notebooks | | {x(statistics.median(over_floor))} "
+        f"| {x(statistics.median(nbval_over))} |"
+    )
+    if broken:
+        lines += [
+            "",
+            f"No floor (its module stops where the notebook does not): {', '.join(broken)}.",
+        ]
     return lines
 
 
@@ -254,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         alone, together = ntdd_tests(target, checks, False), ntdd_tests(target, checks, True)
         lines += ["", *tests_table(checks, judged, alone, together)]
         if not args.no_timing:
-            lines += ["", *cost(target, checks, args.rounds, args.warmup, args.heavy)]
+            ends = [n for n in names if kernel[n] is None]  # the notebooks Run All runs through
+            places = {n: target if n in checks else folder for n in ends}
+            untested = {n for n in ends if n not in checks}
+            lines += ["", *cost(places, untested, args.rounds, args.warmup, args.heavy)]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     text = "\n".join(lines) + "\n"
