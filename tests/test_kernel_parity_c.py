@@ -82,6 +82,10 @@ CASES: dict[str, list[Any]] = {
         "# TEST: a task made there\ntask = aio.ensure_future(aio.sleep(0, result=3))",
         "# TEST: ran between the cells\nassert task.done() and task.result() == 3",
     ],
+    "sympy_printing_reads_the_shells_colors": [  # get_ipython() a builtin: sympy sees a shell
+        "import sympy\nsympy.init_printing()\nx = sympy.Symbol('x')",
+        "# TEST: prints as in a kernel\nassert str(x**2) == 'x**2'",
+    ],
     "a_raw_string_regex": [
         "import re\npattern = r'(\\d+)\\s'",
         "# TEST: finds\nassert re.findall(pattern, 'a 12 b 3 ') == ['12', '3']",

@@ -60,6 +60,7 @@ class NotebookShell(RunsScripts, RunsMagics):
         self.db: dict[str, Any] = {}  # %bookmark, %cd's history: kept for this run only
         self.dir_stack: list[str] = []
         self.home_dir = str(Path.home())
+        self.colors = "neutral"  # a kernel's default: sympy's `init_printing` reads it
         self.configurables: list[Any] = []
         self.user_magics: dict[str, dict[str, Callable[..., Any]]] = {"line": {}, "cell": {}}
         namespace.setdefault("_dh", [])  # %cd's history, as a kernel keeps it
