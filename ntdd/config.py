@@ -7,6 +7,7 @@
     timeout = 60                  # seconds per test, setup included
     report = "ntdd-report.html"   # `pytest --ntdd` writes its HTML report there
     run_untested = true           # `pytest --ntdd` runs notebooks without tests, one test each
+    skip_eval_false = true        # cells marked `#| eval: false` are left out, as nbdev_test does
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
     num_epochs = 1
@@ -34,7 +35,16 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 KEYS = frozenset(
-    {"output", "template", "devices", "timeout", "parameters", "report", "run_untested"}
+    {
+        "output",
+        "template",
+        "devices",
+        "timeout",
+        "parameters",
+        "report",
+        "run_untested",
+        "skip_eval_false",
+    }
 )
 
 
@@ -47,6 +57,7 @@ class Config:
     parameters: Parameters = field(default_factory=Parameters)
     report: Path | None = None  # where `pytest --ntdd` writes its HTML report
     run_untested: bool | None = None  # `pytest --ntdd` runs notebooks without tests
+    skip_eval_false: bool | None = None  # cells marked `#| eval: false` are left out
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -88,6 +99,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
         report=base / _str(table, "report", pyproject) if "report" in table else None,
         run_untested=_bool(table, "run_untested", pyproject),
+        skip_eval_false=_bool(table, "skip_eval_false", pyproject),
         source=pyproject,
     )
 

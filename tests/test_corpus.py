@@ -48,6 +48,7 @@ EXPECTED: dict[str, tuple[str, str | int]] = {
     "bad/nbval__exceptions.ipynb": (NO_TESTS, ""),
     **{f"good/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "good").glob("*.ipynb"))},
     **{f"untested/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "untested").glob("*.ipynb"))},
+    **{f"real/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "real").glob("*.ipynb"))},
     # built by `generated` below
     "generated/big_output.ipynb": (TESTS, 1),
     "generated/many_cells.ipynb": (TESTS, 500),
@@ -88,7 +89,7 @@ pytestmark = pytest.mark.xdist_group("corpus")
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
-    for part in ("own", "good", "bad", "untested"):
+    for part in ("own", "good", "bad", "untested", "real"):
         shutil.copytree(CORPUS / part, root / part)
     generated(root / "generated")
     return root

@@ -28,6 +28,7 @@ class Settings:
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
     run_untested: bool = False  # a notebook without tests is one test: it runs to its end
+    skip_eval_false: bool = False  # cells marked `#| eval: false` are left out, as nbdev's are
 
 
 @dataclass
