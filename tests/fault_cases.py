@@ -64,7 +64,7 @@ class Case:
     beside: tuple[str, ...] = ()  # folders of tests/corpus/training/ copied beside the copy
     files: tuple[tuple[str, str], ...] = ()  # files written beside it: (name, text)
     mutants: dict[str, list[Edit]] = field(default_factory=dict)
-    heavy: bool = False  # too slow for the suite's oracle test: the benchmark runs it
+    heavy: bool = False  # left to the benchmark: the suite's oracle test runs the others
 
     def notebook(self, folder: Path, edits: list[Edit] = ()) -> Path:  # type: ignore[assignment]
         path = folder / f"{self.name}.ipynb"

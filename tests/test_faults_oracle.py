@@ -20,6 +20,7 @@ import pytest
 from fault_cases import CASES, FOUR_CELLS, Case
 
 from ntdd.faults import FAULTS
+from ntdd.faults.children import same_threads
 from ntdd.faults.command import Request, run_notebook
 from ntdd.faults.results import CAUGHT, CAUGHT_BY, NOT_APPLICABLE, SURVIVED
 from ntdd.faults.runs import run_session
@@ -35,7 +36,8 @@ def mutant_verdict(case: Case, kind: str, folder: Path, baseline: dict[str, str]
     if kind not in case.mutants:
         return NOT_APPLICABLE
     mutant = case.notebook(folder / kind, case.mutants[kind])
-    outcomes = run_session(mutant, ARGS)
+    with same_threads():  # as `ntdd faults` runs every notebook
+        outcomes = run_session(mutant, ARGS)
     passing = [t for t, outcome in baseline.items() if outcome == "passed"]
     return CAUGHT if any(outcomes.tests.get(t) in CAUGHT_BY for t in passing) else SURVIVED
 

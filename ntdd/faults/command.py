@@ -12,7 +12,7 @@ in a child process (`apart`), so the others still run.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.errors import NotPythonError, NtddError
@@ -20,6 +20,7 @@ from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.results import (
     DIED,
     NO_TESTS,
+    SURVIVED,
     TESTED,
     UNREADABLE,
     FaultResult,
@@ -29,6 +30,7 @@ from ntdd.faults.results import (
 )
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
+from ntdd.values import Cell
 
 
 @dataclass(frozen=True)
@@ -84,10 +86,27 @@ def run_notebook(notebook: Path, request: Request) -> NotebookReport:
     if not any(is_test_cell(cell) for cell in cells):
         return NotebookReport(str(notebook), NO_TESTS)
     if not request.fork:
-        return _tested(notebook, request)
-    from ntdd.faults.apart import run_apart
+        report = _tested(notebook, request)
+    else:
+        from ntdd.faults.apart import run_apart
 
-    return run_apart(notebook, lambda: _tested(notebook, request))
+        report = run_apart(notebook, lambda: _tested(notebook, request))
+    results = tuple(_checked(r, cells) for r in report.results)
+    return replace(report, results=results)
+
+
+def _checked(result: FaultResult, cells: Sequence[Cell]) -> FaultResult:
+    """A fault no test caught, with the test cells that make the check it suggests: the
+    report says so, rather than suggest the check the notebook makes already."""
+    if result.status != SURVIVED:
+        return result
+    names = FAULTS[result.name].checks
+    found = [
+        f"cell {number} ({', '.join(n for n in names if n in cell.source)})"
+        for number, cell in enumerate(cells, 1)
+        if is_test_cell(cell) and any(n in cell.source for n in names)
+    ]
+    return replace(result, checked="; ".join(found))
 
 
 def _tested(notebook: Path, request: Request) -> NotebookReport:
