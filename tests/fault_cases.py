@@ -642,6 +642,7 @@ D2L_WEIGHT_DECAY = (
             "lr0": [("lr=0.01)", "lr=0.0)")],
             "stale_grad": [LIBRARY_NO_ZERO_GRAD],
         },
+        heavy=True,
     )
 )
 
@@ -699,6 +700,7 @@ D2L_SOFTMAX = Case(  # d2l's softmax regression, concise: nn.Flatten and a LazyL
         "lr0": [("lr=0.1)", "lr=0.0)")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
+    heavy=True,
 )
 
 BN_INIT = "model.apply_init([next(iter(data.get_dataloader(True)))[0]], d2l.init_cnn)"

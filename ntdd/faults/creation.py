@@ -113,7 +113,7 @@ class Made:
                 self._unnamed.pop(id(value), None)
                 found.append(f"{name}{entry[1]}")
             elif self._params and isinstance(value, module_type):
-                mine = [t for t in models.trainable(value) if t in self._noted]
+                mine = [t for t in models.trainable(value, frozen_too=True) if t in self._noted]
                 mine = [t for t in mine if t not in self._named]
                 if mine:
                     self._named.add(value)
@@ -304,6 +304,7 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
     original = module_type.named_parameters
     notebooks = Seen()  # the models the notebook made (not a test)
     waiting = Seen()  # lazy ones: unplugged once their first forward made the parameter
+    active: list[Any] = []  # the modules whose forward runs: a part waits for its whole
 
     def made_one(module: Any, tensors: list[Any]) -> None:
         notebooks.add(module)
@@ -326,13 +327,21 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
         unplugged(self)
         return original(self, *args, **kwargs)
 
+    def before_forward(module: Any, args: Any) -> None:
+        if not any(a in waiting for a in active):
+            unplugged(module)
+        active.append(module)
+
     def after_forward(module: Any, args: Any, output: Any) -> None:
-        if module in waiting and not first_parameter_is_lazy(module):
+        if active and active[-1] is module:
+            active.pop()
+        ready = module in waiting and not first_parameter_is_lazy(module)
+        if ready and not any(a in waiting for a in active):
             unplugged(module)
 
     hooks = torch.nn.modules.module
-    before = hooks.register_module_forward_pre_hook(lambda module, args: unplugged(module))
-    after = hooks.register_module_forward_hook(after_forward)
+    before = hooks.register_module_forward_pre_hook(before_forward)
+    after = hooks.register_module_forward_hook(after_forward, always_call=True)
     return [
         *models.when_made(torch, made, lambda _tensors: None, made_one),
         before.remove,

@@ -114,28 +114,24 @@ def _after_lazy_init(module: Any, made: Any, change: Change) -> None:
     handle = module.register_forward_pre_hook(hook)  # after the one that makes them
 
 
-def trainable(module: Any, recurse: bool = True) -> list[Any]:
+def trainable(module: Any, recurse: bool = True, frozen_too: bool = False) -> list[Any]:
     """The tensors *module* trains: its parameters that require grad and are made, and the
-    tensors that require grad it holds as plain attributes; each once."""
+    tensors that require grad it holds as plain attributes; each once. *frozen_too*: those
+    that no longer require grad too (what a fault froze)."""
     found: dict[int, Any] = {}
     for m in module.modules() if recurse else (module,):
         for p in m._parameters.values():
-            if p is not None and not _lazy(p) and p.requires_grad and p.is_leaf:
+            if p is not None and _leaf(p, frozen_too):
                 found.setdefault(id(p), p)
         for value in vars(m).values():
-            if _trainable_tensor(value):
+            tensor = hasattr(value, "requires_grad") and hasattr(value, "is_leaf")
+            if tensor and _leaf(value, frozen_too):
                 found.setdefault(id(value), value)
     return list(found.values())
 
 
-def _trainable_tensor(value: Any) -> bool:
-    return (
-        hasattr(value, "requires_grad")
-        and hasattr(value, "is_leaf")
-        and bool(value.requires_grad)
-        and bool(value.is_leaf)
-        and not _lazy(value)
-    )
+def _leaf(t: Any, frozen_too: bool) -> bool:
+    return bool(t.is_leaf) and not _lazy(t) and (frozen_too or bool(t.requires_grad))
 
 
 def _lazy(param: Any) -> bool:

@@ -27,7 +27,7 @@ from ntdd.faults.results import (
     Summary,
 )
 
-SCHEMA = 2  # the JSON's "version"
+SCHEMA = 3  # the JSON's "version"
 CHANGED_WIDTH = 44  # the text table's "what changed" column, at most
 CAUGHT_WIDTH = 72  # the tests listed in its "caught by" column, about
 NO_TORCH_TEXT = "no torch: no faults apply"
