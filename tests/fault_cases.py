@@ -366,6 +366,8 @@ D2L_TESTS_CLASSIFIER = (
     "# TEST: the scores are finite\n"
     "X, _ = next(iter(data.val_dataloader()))\n"
     "with torch.no_grad():\n    assert torch.isfinite(model(X)).all()",
+    "# TEST: its state dict holds every tensor it computes with\n"
+    "from ntdd.torch import assert_state_complete\nassert_state_complete(model)",
 )
 
 RASBT_MODEL = "model = NeuralNetwork(num_inputs=2, num_outputs=2)"
@@ -682,6 +684,7 @@ D2L_DROPOUT = Case(  # d2l's dropout: by hand (self.training) and nn.Dropout, la
         "lr0": [("'lr':0.1", "'lr':0.0")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
+    heavy=True,
 )
 
 SOFTMAX_MODEL = "model = SoftmaxRegression(num_outputs=10, lr=0.1)"

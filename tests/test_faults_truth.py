@@ -8,12 +8,14 @@ the advice reads the notebook. The whole oracle is `test_faults_oracle.py`.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
 
 import pytest
 from conftest import write_notebook
+from fault_cases import CASES
 
 from ntdd.commands.cli import main
 from ntdd.faults.command import Request, run_notebook
@@ -186,24 +188,22 @@ def test_lazy_layers_are_frozen_and_unplugged_where_their_first_forward_makes_th
     assert unregistered.status == CAUGHT
 
 
+@pytest.mark.slow
 def test_the_report_never_counts_a_negative_number_of_parameters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A hand-written model beside a module: parameters counted under names never exceed
-    those changed ("-6 parameters of other models")."""
-    cells = [
-        LAZY.replace(
-            "model = nn.Sequential(nn.LazyLinear(16), nn.ReLU(), nn.LazyLinear(2))",
-            "model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 2))\n"
-            "extra = [torch.zeros(3, requires_grad=True)]\nalias = model",
-        ),
-        ACCURATE,
-    ]
+    """d2l's weight decay chapter: a lazy layer and hand-written models beside it were
+    counted as "-1 parameters of other models"."""
+    notebook = CASES["d2l-pytorch-colab__weight-decay"].notebook(tmp_path)
     monkeypatch.chdir(tmp_path)
-    write_notebook(tmp_path / "nb.ipynb", cells)
-    main(["faults", "nb.ipynb", "--faults", "detached,scale"])
-    out = capsys.readouterr().out
-    assert not re.search(r"-\d+ (parameter|tensor)", out), out
+    main(["faults", notebook.name, "--faults", "detached,scale", "--json"])
+    applied = [
+        a
+        for f in json.loads(capsys.readouterr().out)["notebooks"][0]["faults"]
+        for a in f["applied"]
+    ]
+    assert applied and not any(re.search(r"-\d+ (parameter|tensor)", a) for a in applied)
+    assert "2 parameters of other models → requires_grad=False" in applied, applied
 
 
 def test_a_fault_whose_run_only_times_out_is_timed_out_never_caught(tmp_path: Path) -> None:

@@ -102,8 +102,8 @@ def _checked(result: FaultResult, cells: Sequence[Cell]) -> FaultResult:
         return result
     names = FAULTS[result.name].checks
     found = [
-        f"cell {number} ({', '.join(n for n in names if n in cell.source)})"
-        for number, cell in enumerate(cells, 1)
+        f"cell {cell.index} ({', '.join(n for n in names if n in cell.source)})"
+        for cell in cells
         if is_test_cell(cell) and any(n in cell.source for n in names)
     ]
     return replace(result, checked="; ".join(found))

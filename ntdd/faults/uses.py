@@ -35,7 +35,7 @@ from typing import Any
 
 from ntdd.faults.creation import Made, Undo, patch
 from ntdd.faults.data import HELD, INPUT, TARGET, Change
-from ntdd.faults.finding import Namespace, NotApplicable, Seen
+from ntdd.faults.finding import Namespace, Seen
 
 SETUP_CELL = "(setup cell "  # in the file name of a setup cell's code (see ntdd.runtime)
 LOSSES = (
@@ -99,9 +99,6 @@ class DataUses:
     @property
     def applied(self) -> list[str]:
         return [_joined(where, what) for what, where in self.changes.items()]
-
-    def not_applicable(self) -> NotApplicable:
-        return NotApplicable(self.change.missing)
 
     # -- the uses ---------------------------------------------------------------------
 
