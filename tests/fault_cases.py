@@ -82,7 +82,10 @@ class Case:
             (where,) = [
                 i for i, c in enumerate(nb.cells) if c.cell_type == "code" and text in c.source
             ]
-            nb.cells.insert(where + 1, nbformat.v4.new_code_cell(test))
+            cell = nbformat.v4.new_code_cell(test)
+            if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+                del cell["id"]  # cell ids came with nbformat 4.5
+            nb.cells.insert(where + 1, cell)
         for name in self.beside:
             shutil.copytree(TRAINING / name, folder / name, dirs_exist_ok=True)
         for name, text in self.files:

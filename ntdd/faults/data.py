@@ -26,6 +26,9 @@ class Change:
     change: Callable[[Any, Any], tuple[Any, str]]  # (torch, tensor) -> (new, what changed)
     missing: str  # why it does not apply, when no data it wants was used
     keeps_layout: bool = True  # a view of the changed tensor can be taken from the new one
+    # (torch, tensor, the first tensor changed, as it was) -> it has the fault already: it was
+    # made from the faulty data (a normalised copy), and changing it again would undo it
+    already: Callable[[Any, Any, Any], bool] = lambda torch, t, first: False
 
 
 def _swap(torch: Any, t: Any) -> tuple[Any, str]:
@@ -90,16 +93,19 @@ CHANGES: dict[str, Change] = {
         _swap,
         "no input tensor with two or more dims reached a model, a loss or a dataset",
         keeps_layout=False,
+        already=lambda torch, t, first: t.shape[0] != first.shape[0] == t.shape[-1],
     ),
     "dtype": Change(
         lambda torch, t, role: t.is_floating_point(),
         _cast,
         "no floating-point input tensor reached a model, a loss or a dataset",
+        already=lambda torch, t, first: t.dtype == _cast(torch, first[:0])[0].dtype != first.dtype,
     ),
     "device": Change(
         lambda torch, t, role: True,
         _move,
         "no input tensor reached a model, a loss or a dataset",
+        already=lambda torch, t, first: t.device.type == _move(torch, first[:0])[0].device.type,
     ),
     "nan": Change(
         lambda torch, t, role: t.is_floating_point() and t.numel() > 0 and not t.is_meta,

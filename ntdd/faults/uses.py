@@ -70,7 +70,8 @@ class DataUses:
         self._new: dict[int, Any] = {}  # id of a changed tensor -> its faulty one
         self._kept: list[Any] = []  # the changed tensors, alive while their ids are keys
         self._bound: dict[str, int] = {}  # top-level name -> the cell that bound it
-        self._since = 0  # the cell of the first change: what it and later cells bind is derived
+        self._first: Any = None  # the first tensor changed, as it was
+        self._roles: dict[str, str] = {}  # where a model's input was held: still an input there
         self._snapshot: dict[str, int] = {}  # top-level name -> id of its value
         self._cells = 0
         self._depth = 0  # forwards in progress: only the outermost one's inputs count
@@ -93,8 +94,8 @@ class DataUses:
             return
         places = self._places(ns)
         for place in places:
-            if place.label.partition(".")[0].partition("[")[0] in handed:
-                self._use(places, place.value, HELD)
+            if _root(place.label) in handed:
+                self._use(places, place.value, self._roles.get(place.label, HELD))
 
     @property
     def applied(self) -> list[str]:
@@ -245,7 +246,8 @@ class DataUses:
             for p in places:
                 beside = p.holder == holder and p.value is not t and p.value is not base
                 if beside and p.value.shape[:1] == rows:
-                    self._judge(places, p.value, HELD, [q for q in places if q.value is p.value])
+                    role = self._roles.get(p.label, HELD)
+                    self._judge(places, p.value, role, [q for q in places if q.value is p.value])
         if id(t) in self._new:
             return self._new[id(t)]
         if base is not None and id(base) in self._new:
@@ -256,10 +258,15 @@ class DataUses:
         if t in self._judged or self._faulty(t) or t.requires_grad or t.ndim == 0:
             return
         self._judged.add(t)
+        if role == INPUT:
+            self._roles.update(dict.fromkeys((p.label for p in held), INPUT))
         if not self.change.wanted(self.torch, t, role):
             return
+        if self._first is not None and self.change.already(self.torch, t, self._first):
+            return  # made from the faulty data: it has the fault
         new, what = self.change.change(self.torch, t)
-        self._since = self._since or self._cells + 1
+        if self._first is None:
+            self._first = t
         self.made.seen.add(new)
         self._new[id(t)] = new
         self._kept.append(t)
@@ -293,8 +300,6 @@ class DataUses:
             cell = self._bound.get(name, now)
             if self._snapshot.get(name, id(value)) != id(value):
                 cell = now
-            if self._since and cell >= self._since:
-                continue  # bound since the first change: made from the faulty data (a batch)
             found += self._places_in(name, value, f"cell {cell}", 0, _setter(ns, name), cell)
         return found
 
@@ -381,6 +386,11 @@ def _setup_namespace() -> Namespace | None:
             return frame.f_globals
         frame = frame.f_back  # type: ignore[assignment]
     return None
+
+
+def _root(label: str) -> str:
+    """The top-level name of a place: `data` of `data.X`, `batch` of `batch['x']`."""
+    return label.partition(".")[0].partition("[")[0]
 
 
 def _setter(container: Any, key: Any) -> Callable[[Any], None]:
