@@ -6,6 +6,7 @@
     devices = ["cpu", "cuda"]     # devices that `device` tests run on
     timeout = 60                  # seconds per test, setup included
     report = "ntdd-report.html"   # `pytest --ntdd` writes its HTML report there
+    run_untested = true           # `pytest --ntdd` runs notebooks without tests, one test each
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
     num_epochs = 1
@@ -32,7 +33,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-KEYS = frozenset({"output", "template", "devices", "timeout", "parameters", "report"})
+KEYS = frozenset(
+    {"output", "template", "devices", "timeout", "parameters", "report", "run_untested"}
+)
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Config:
     timeout: float | None = None
     parameters: Parameters = field(default_factory=Parameters)
     report: Path | None = None  # where `pytest --ntdd` writes its HTML report
+    run_untested: bool | None = None  # `pytest --ntdd` runs notebooks without tests
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -83,6 +87,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         timeout=parse_timeout(table["timeout"], str(pyproject)) if "timeout" in table else None,
         parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
         report=base / _str(table, "report", pyproject) if "report" in table else None,
+        run_untested=_bool(table, "run_untested", pyproject),
         source=pyproject,
     )
 
@@ -111,6 +116,13 @@ def parse_timeout(value: object, where: str) -> float:
     if seconds < 0 or isinstance(value, bool):
         raise ConfigError(f"{where}: timeout must be a number of seconds >= 0, got {value!r}")
     return seconds
+
+
+def _bool(table: dict[str, Any], key: str, pyproject: Path) -> bool | None:
+    value = table.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{pyproject}: [tool.ntdd] {key} must be true or false, got {value!r}")
+    return value
 
 
 def _str(table: dict[str, Any], key: str, pyproject: Path) -> str:

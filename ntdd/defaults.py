@@ -7,6 +7,9 @@ from typing import Any
 DEFAULT_DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
 
+# The docs page of the `# TEST` grammar, where messages send someone who has no test yet.
+WRITING_TESTS = "https://github.com/ntdd-dev/ntdd/blob/main/docs/writing-tests.md"
+
 PLUGIN = "ntdd.plugin"  # the plugin's module; "ntdd" is the name its entry point gives it
 
 

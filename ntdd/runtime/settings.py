@@ -27,6 +27,7 @@ class Settings:
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
+    run_untested: bool = False  # a notebook without tests is one test: it runs to its end
 
 
 @dataclass
