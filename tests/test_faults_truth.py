@@ -18,8 +18,17 @@ from conftest import write_notebook
 from fault_cases import CASES
 
 from ntdd.commands.cli import main
-from ntdd.faults.command import Request, run_notebook
-from ntdd.faults.results import CAUGHT, NOT_APPLICABLE, SURVIVED, TIMED_OUT, NotebookReport
+from ntdd.faults.command import Request, _checked, _test_cells, run_notebook
+from ntdd.faults.report import advice
+from ntdd.faults.results import (
+    CAUGHT,
+    NOT_APPLICABLE,
+    SURVIVED,
+    TIMED_OUT,
+    FaultResult,
+    NotebookReport,
+)
+from ntdd.notebook.read import read_notebook
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -63,6 +72,10 @@ IN_EVAL = (
 def faults(tmp_path: Path, cells: list[str], *kinds: str, **options: str) -> NotebookReport:
     notebook = write_notebook(tmp_path / "nb.ipynb", cells)
     return run_notebook(notebook, Request((str(notebook),), kinds, **options))  # type: ignore[arg-type]
+
+
+def tests_of(notebook: Path) -> list[tuple[object, tuple[str, ...]]]:
+    return _test_cells(read_notebook(notebook))  # type: ignore[return-value]
 
 
 def verdicts(report: NotebookReport) -> dict[str, str]:
@@ -251,4 +264,26 @@ def test_the_advice_reads_the_notebook(
     assert main(["faults", "nb.ipynb", "--faults", "mode"]) == 1
     out = capsys.readouterr().out
     assert "NOT CAUGHT. The check it needs is made (test cell 3 (assert_mode))" in out, out
+    assert "missed the fault: the test calls eval() itself before it checks the mode" in out
     assert "Try:" not in out
+
+
+def test_the_advice_says_a_check_that_fails_without_any_fault_can_catch_none(
+    tmp_path: Path,
+) -> None:
+    """The check is there, in a test that fails cleanly: that, not the check, is what to fix."""
+    notebook = write_notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "import torch\nx = torch.ones(3)",
+            "# TEST: finite\nfrom ntdd.torch import assert_finite\nassert_finite(x)\n"
+            "assert len(x) == 4",
+            "# TEST: three\nassert len(x) == 3",
+        ],
+    )
+    cells = tests_of(notebook)
+    baseline = {"test_finite": "failed", "test_three": "passed"}
+    missed = _checked(FaultResult("nan", SURVIVED, ("x[0] → nan",)), cells, baseline)
+    assert missed.checked == "cell 2 (assert_finite)"
+    assert "it does not pass without any fault" in advice(missed)
+    assert "Try:" not in advice(missed)
