@@ -74,7 +74,7 @@ def faults(tmp_path: Path, cells: list[str], *kinds: str, **options: str) -> Not
     return run_notebook(notebook, Request((str(notebook),), kinds, **options))  # type: ignore[arg-type]
 
 
-def tests_of(notebook: Path) -> list[tuple[object, tuple[str, ...]]]:
+def cells_and_tests(notebook: Path) -> list[tuple[object, tuple[str, ...]]]:
     return _test_cells(read_notebook(notebook))  # type: ignore[return-value]
 
 
@@ -281,7 +281,7 @@ def test_the_advice_says_a_check_that_fails_without_any_fault_can_catch_none(
             "# TEST: three\nassert len(x) == 3",
         ],
     )
-    cells = tests_of(notebook)
+    cells = cells_and_tests(notebook)
     baseline = {"test_finite": "failed", "test_three": "passed"}
     missed = _checked(FaultResult("nan", SURVIVED, ("x[0] → nan",)), cells, baseline)
     assert missed.checked == "cell 2 (assert_finite)"
