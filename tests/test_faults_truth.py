@@ -287,3 +287,45 @@ def test_the_advice_says_a_check_that_fails_without_any_fault_can_catch_none(
     assert missed.checked == "cell 2 (assert_finite)"
     assert "it does not pass without any fault" in advice(missed)
     assert "Try:" not in advice(missed)
+
+
+COMPUTED = (  # a Dataset that builds each example from a row: no data tensor held
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, Dataset\n"
+    "torch.manual_seed(0)\n"
+    "ROWS = [(x1, x2, int(x1 * x2 > 0)) for x1, x2 in torch.randn(256, 2).tolist()]\n"
+    "class Rows(Dataset):\n"
+    "    def __len__(self):\n        return len(ROWS)\n"
+    "    def __getitem__(self, i):\n"
+    "        x1, x2, label = ROWS[i]\n"
+    "        return torch.tensor([x1, x2]), torch.tensor(label)\n"
+    "loader = DataLoader(Rows(), batch_size=64, shuffle=True)\n"
+    "model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 2))\n"
+    "opt = torch.optim.Adam(model.parameters(), lr=0.05)\n"
+    "for _ in range(30):\n"
+    "    for xb, yb in loader:\n"
+    "        opt.zero_grad()\n"
+    "        nn.functional.cross_entropy(model(xb), yb).backward()\n"
+    "        opt.step()"
+)
+COMPUTED_CHECKS = (
+    "# TEST: an example is two float features and a class\n"
+    "x0, y0 = Rows()[0]\nassert x0.shape == (2,) and x0.dtype == torch.float32\n"
+    "assert torch.isfinite(x0).all() and y0.ndim == 0",
+    "# TEST: it learned the quadrants\n"
+    "X = torch.stack([Rows()[i][0] for i in range(len(ROWS))])\n"
+    "y = torch.tensor([label for *_, label in ROWS])\n"
+    "with torch.no_grad():\n    assert (model(X).argmax(1) == y).float().mean() > 0.9",
+)
+
+
+def test_data_faults_reach_the_examples_a_dataset_computes_in_getitem(tmp_path: Path) -> None:
+    """A Dataset that builds each example from a row holds no tensor to change: each data
+    fault acts on what its `__getitem__` returns, through the loader and direct indexing."""
+    kinds = ("shape", "dtype", "nan", "labels", "broadcast")
+    report = faults(tmp_path, [COMPUTED, *COMPUTED_CHECKS], *kinds)
+    assert verdicts(report) == dict.fromkeys(kinds, CAUGHT)
+    applied = {r.name: r.applied for r in report.results}
+    assert applied["dtype"] == ("Rows.__getitem__ input float32 → float64",)
+    assert applied["labels"] == (
+        "Rows.__getitem__ labels shuffled (item i takes item perm[i]'s, of 256)",
+    )
