@@ -108,30 +108,31 @@ class Examples:
         """*item* as `__getitem__` with the bug written in would return it."""
         torch = self.torch
         parts = list(item) if isinstance(item, (tuple, list)) else [item]
-        tensors = [p for p in parts if isinstance(p, torch.Tensor)]
-        if not tensors or any(self._faulty(t) for t in tensors) or self._holds_faulty(dataset):
+        tensors = [_as_tensor(torch, p) for p in parts]
+        if all(t is None for t in tensors) or self._holds_faulty(dataset):
+            return item
+        if any(self._faulty(p) for p in parts if isinstance(p, torch.Tensor)):
             return item  # made from the faulty data: it has the fault
         where = f"{cls.__name__}.__getitem__"
         if self.change.shuffles:
-            if len(parts) < 2 or not _label(torch, parts[-1]) or not isinstance(index, int):
+            if len(parts) < 2 or not _label(parts[-1]) or not isinstance(index, int):
                 return item
             n = len(dataset)
-            perm = self._permutation(dataset, n)
-            other = original(dataset, int(perm[index]))
+            other = original(dataset, self._permutation(dataset, n)[index])
             label = list(other)[-1] if isinstance(other, (tuple, list)) else None
-            if not _label(torch, label):
+            if not _label(label):
                 return item
             parts[-1] = label
             self._changed(f"labels shuffled (item i takes item perm[i]'s, of {n})", where)
         else:
             roles = [INPUT] * (len(parts) - 1) + [TARGET] if len(parts) > 1 else [INPUT]
-            for i, (part, role) in enumerate(zip(parts, roles, strict=True)):
-                if not isinstance(part, torch.Tensor) or part.requires_grad:
+            for i, (t, role) in enumerate(zip(tensors, roles, strict=True)):
+                if t is None or t.requires_grad:
                     continue
-                batch = part.unsqueeze(0).expand(2, *part.shape)  # as a batch of two sees it
+                batch = t.unsqueeze(0).expand(2, *t.shape)  # as a batch of two sees it
                 if not self.change.wanted(torch, batch, role):
                     continue
-                new, what = self.change.change(torch, part)
+                new, what = self.change.change(torch, t)
                 self._made(new)
                 parts[i] = new
                 self._changed(what, f"{where} {'input' if role == INPUT else 'target'}")
@@ -162,15 +163,30 @@ class Examples:
         return False
 
 
-def _label(torch: Any, value: Any) -> bool:
-    """A class index: an integer tensor or a Python int, not a bool."""
+def _as_tensor(torch: Any, value: Any) -> Any:
+    """*value* as the tensor a DataLoader's collate makes of it (a NumPy array or number
+    becomes one), or None: not data."""
+    if isinstance(value, torch.Tensor):
+        return value
+    numeric = getattr(getattr(value, "dtype", None), "kind", "") in tuple("biufc")
+    if type(value).__module__ == "numpy" and numeric:
+        return torch.as_tensor(value)
+    return None
+
+
+def _label(value: Any) -> bool:
+    """A class index: an integer (a tensor, a NumPy or a Python one), not a bool."""
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
         return True
-    if not isinstance(value, torch.Tensor) or value.dtype == torch.bool:
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or getattr(value, "ndim", 1) != 0:
         return False
-    return not (value.is_floating_point() or value.is_complex())
+    kind = getattr(dtype, "kind", None)  # NumPy's
+    if kind is not None:
+        return bool(kind in "iu")
+    return not (dtype.is_floating_point or dtype.is_complex or str(dtype) == "torch.bool")
 
 
 def _subclasses(cls: type) -> list[type]:
