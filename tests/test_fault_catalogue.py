@@ -14,6 +14,7 @@ import pytest
 from ntdd.faults import FAULTS, NotApplicable, Seen
 from ntdd.faults.creation import Made, patched
 from ntdd.faults.data import other_device
+from ntdd.faults.uses import DataUses
 
 torch = pytest.importorskip("torch")
 nn = torch.nn
@@ -37,9 +38,44 @@ def namespace() -> dict[str, Any]:
 
 
 def inject(name: str, ns: dict[str, Any]) -> list[str]:
+    """A fault that acts on the hand-written models a setup cell made, after that cell."""
     fault = FAULTS[name].inject
     assert fault is not None
     return fault(ns, Seen())
+
+
+SETUP = "nb.ipynb (setup cell 1)"  # a setup cell's code, as the runtime names it
+
+
+@contextlib.contextmanager
+def data_fault(name: str) -> Iterator[DataUses]:
+    """torch watched for data fault *name*'s uses, as in a run with it."""
+    change = FAULTS[name].data
+    assert change is not None
+    uses = DataUses(torch, Made(Seen()), change)
+    with patched(uses.patches()):
+        yield uses
+
+
+def run_cell(ns: dict[str, Any], code: str, uses: DataUses | None = None) -> None:
+    """*code* run as a setup cell of *ns*, as the runtime runs one."""
+    exec(compile(code, SETUP, "exec"), ns)
+    if uses is not None:
+        uses.cell_ran(ns)
+
+
+def data_run(name: str, *cells: str) -> tuple[dict[str, Any], list[str]]:
+    """*cells* run as setup cells with data fault *name*: the namespace, and what changed."""
+    ns: dict[str, Any] = {"torch": torch, "nn": nn}
+    with data_fault(name) as uses:
+        for code in cells:
+            run_cell(ns, code, uses)
+    return ns, uses.applied
+
+
+DATA = "torch.manual_seed(0)\nX = torch.randn(6, 4)\ny = torch.tensor([0, 1, 1, 0, 1, 0])"
+MODEL = "model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))"
+TRAIN = "loss = nn.functional.cross_entropy(model(X), y)"
 
 
 def test_there_are_twelve_faults_in_the_issues_order() -> None:
@@ -50,29 +86,31 @@ def test_there_are_twelve_faults_in_the_issues_order() -> None:
     assert all(f.description and f.applies_to and f.suggestion for f in FAULTS.values())
 
 
-def test_shape_swaps_dims_of_inputs_and_leaves_1d_tensors_to_broadcast() -> None:
-    ns = namespace()
-    assert inject("shape", ns) == ["X (6, 4) → (4, 6)"]
-    assert ns["X"].shape == (4, 6) and ns["y"].shape == (6,)
-    assert ns["_hidden"].shape == (6, 4)  # a private name is no input
-    square = {"torch": torch, "A": torch.zeros(3, 3)}
-    assert inject("shape", square) == ["A (3, 3) → (3,)"]
+def test_shape_swaps_dims_of_the_data_a_model_reads_and_leaves_1d_targets() -> None:
+    ns, changed = data_run("shape", DATA, MODEL)
+    assert changed == [] and ns["X"].shape == (6, 4)  # not used yet: not data yet
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):  # as with the bug
+        data_run("shape", DATA, MODEL, "demo = torch.zeros(2, 3)", "x = model(X)")
+    loader = "from torch.utils.data import TensorDataset\nds = TensorDataset(X)"
+    ns, changed = data_run("shape", DATA, "demo = torch.zeros(2, 3)", loader)
+    assert changed == ["X (6, 4) → (4, 6)"] and ns["ds"].tensors[0] is ns["X"]
+    assert ns["demo"].shape == (2, 3) and ns["y"].shape == (6,)  # a demo tensor is no data
 
 
-def test_dtype_casts_floating_inputs_only_and_leaves_the_model() -> None:
-    ns = namespace()
-    assert inject("dtype", ns) == ["X, weights float32 → float64"]
-    assert ns["y"].dtype == torch.int64
-    assert next(ns["model"].parameters()).dtype == torch.float32
-    assert inject("dtype", {"torch": torch, "d": torch.zeros(2, dtype=torch.float64)}) == [
-        "d float64 → float32"
-    ]
+def test_dtype_casts_the_data_and_leaves_the_model() -> None:
+    ns, changed = data_run(
+        "dtype", DATA, MODEL, "w = torch.ones(6)", TRAIN.replace("model(X)", "X")
+    )
+    assert changed == ["X float32 → float64"]
+    assert ns["y"].dtype == torch.int64 and ns["w"].dtype == torch.float32
 
 
-def test_device_moves_inputs_off_the_models_device() -> None:
-    ns = namespace()
-    assert inject("device", ns) == ["X, y, weights cpu → meta"]
-    assert ns["X"].device.type == "meta"
+def test_device_moves_the_data_off_the_models_device() -> None:
+    ns, changed = data_run(
+        "device", DATA, "from torch.utils.data import TensorDataset\nds = TensorDataset(X, y)"
+    )
+    assert changed == ["X, y cpu → meta"]
+    assert ns["X"].device.type == "meta" and ns["ds"].tensors[0] is ns["X"]
 
 
 def test_device_moves_between_cuda_and_cpu_where_there_is_cuda() -> None:
@@ -83,52 +121,68 @@ def test_device_moves_between_cuda_and_cpu_where_there_is_cuda() -> None:
     assert other_device(meta, cuda_available=False) == cpu
 
 
-def test_detached_cuts_the_graph() -> None:
-    ns = namespace()
-    assert inject("detached", ns) == ["model: 6 parameters → requires_grad=False"]
-    assert not any(p.requires_grad for p in ns["model"].parameters())
+def test_detached_cuts_the_graph_of_a_hand_written_model() -> None:
+    ns = {"torch": torch, "W": torch.randn(3, 3, requires_grad=True), "s": torch.ones(1)}
+    assert inject("detached", ns) == ["W: 1 tensor → requires_grad=False"]
+    assert not ns["W"].requires_grad
 
 
-def test_mode_flips_models_whose_mode_matters() -> None:
-    ns = {**namespace(), "plain": nn.Linear(2, 2)}
-    assert inject("mode", ns) == ["model eval → train"]
-    assert ns["model"].training
+def test_mode_leaves_out_the_notebooks_eval_of_models_whose_mode_matters() -> None:
+    with made_with("mode") as made:
+        ns = {"model": nn.Sequential(nn.Linear(2, 2), nn.Dropout()), "plain": nn.Linear(2, 2)}
+        ns["held"] = [nn.BatchNorm1d(2)]
+        run_cell(ns, "model.eval()\nplain.eval()\nheld[0].eval()")
+        assert ns["model"].training and ns["held"][0].training and not ns["plain"].training
+        run_cell(ns, "model.train()")
+        made.testing = True  # a test's own eval() is the test's
+        ns["model"].eval()
+        assert not ns["model"].training
+    assert made.named(ns, nn.Module) == ["model.eval() → left out"]
+    assert made.unnamed() == ["BatchNorm1d.eval() → left out (not bound to a name)"]
 
 
 def test_unregistered_hides_a_parameter_from_the_state_dict() -> None:
-    ns = namespace()
-    keys = set(ns["model"].state_dict())
-    assert inject("unregistered", ns) == ["model.0.weight → a plain attribute"]
-    assert keys - set(ns["model"].state_dict()) == {"0.weight"}
+    with made_with("unregistered") as made:
+        ns = {"torch": torch, "nn": nn}
+        run_cell(ns, MODEL)
+        opt = torch.optim.SGD(ns["model"].parameters(), lr=0.1)  # its first use
+    assert made.named(ns, nn.Module) == ["model.0.weight → a plain attribute"]
+    assert set(ns["model"].state_dict()) == {"0.bias", "1.weight", "1.bias"}
+    assert len(opt.param_groups[0]["params"]) == 3
     assert ns["model"](torch.randn(2, 4)).shape == (2, 2)  # it still runs
 
 
-def test_nan_puts_one_nan_in_each_floating_input() -> None:
-    ns = namespace()
-    x = ns["X"].clone()
-    assert inject("nan", ns) == ["X[0, 0] → nan", "weights[0] → nan"]
-    assert int(ns["X"].isnan().sum()) == 1 and torch.equal(ns["X"][1:], x[1:])
-    assert x.isfinite().all()  # a new tensor: the old one is as it was
+def test_nan_puts_one_nan_in_each_floating_data_tensor() -> None:
+    ns, changed = data_run("nan", DATA, MODEL, "x = X", "out = model(x)")
+    assert changed == ["X[0, 0], x[0, 0] → nan"]
+    assert int(ns["X"].isnan().sum()) == 1 and ns["x"] is ns["X"]
 
 
-def test_scale_multiplies_trainable_parameters_once() -> None:
-    ns = namespace()
-    before = [p.detach().clone() for p in ns["model"].parameters()]
-    ns["alias"] = ns["model"]
-    assert inject("scale", ns) == ["model: 6 parameters ×1e4"]
-    after = list(ns["model"].parameters())
-    assert all(torch.allclose(b * 1e4, a) for b, a in zip(before, after, strict=True))
+def test_scale_multiplies_a_models_parameters_where_it_is_made_once() -> None:
+    torch.manual_seed(0)
+    clean = nn.Linear(4, 2)
+    with made_with("scale") as made:
+        ns = {"torch": torch, "nn": nn}
+        run_cell(ns, "torch.manual_seed(0)\nmodel = nn.Linear(4, 2)\nalias = model")
+        ns["model"](torch.zeros(1, 4))
+    assert torch.allclose(ns["model"].weight, clean.weight * 1e4)
+    assert made.named(ns, nn.Module) == ["model: 2 parameters ×1e4"]
 
 
-def test_labels_permutes_class_indices_without_random_draws() -> None:
-    ns = namespace()
+def test_labels_shuffles_class_indices_whatever_their_order_without_random_draws() -> None:
     state = torch.get_rng_state()
-    assert inject("labels", ns) == ["y (6,) permuted (shifted by one)"]
-    assert ns["y"].tolist() == [0, 0, 1, 1, 0, 1]
+    ns, changed = data_run(
+        "labels",
+        "y = torch.tensor([0] * 128 + [1] * 128)",
+        "nn.functional.cross_entropy(torch.zeros(256, 2), y)",
+    )
     assert torch.equal(torch.get_rng_state(), state)
-    constant = {"torch": torch, "c": torch.zeros(5, dtype=torch.long)}
-    with pytest.raises(NotApplicable, match="two classes or more"):
-        inject("labels", constant)
+    moved = int((ns["y"] != torch.tensor([0] * 128 + [1] * 128)).sum())
+    assert changed == [f"y (256,) shuffled ({moved} of 256 labels changed)"] and moved > 100
+    generator = torch.Generator().manual_seed(0)
+    assert torch.equal(
+        ns["y"], torch.tensor([0] * 128 + [1] * 128)[torch.randperm(256, generator=generator)]
+    )
 
 
 @contextlib.contextmanager
@@ -166,35 +220,6 @@ def test_stale_grad_makes_zero_grad_a_no_op_for_optimizers_made_inside_functions
     assert all(p.grad is None for p in ns["model"].parameters())
 
 
-def test_detached_makes_parameters_frozen_where_a_model_makes_them() -> None:
-    with made_with("detached") as made:
-        ns = namespace()
-    assert not any(p.requires_grad for p in ns["model"].parameters())
-    assert made.named(ns, nn.Module) == ["model: 6 parameters → requires_grad=False"]
-    assert nn.Linear(2, 2).weight.requires_grad
-
-
-def test_scale_multiplies_a_models_parameters_after_it_initialised_them_once() -> None:
-    torch.manual_seed(0)
-    clean = nn.Linear(4, 2)
-    with made_with("scale") as made:
-        torch.manual_seed(0)
-        model = nn.Linear(4, 2)
-        torch.optim.SGD(model.parameters(), lr=0.1)  # the first use: scaled
-        model(torch.zeros(1, 4))  # not again
-    assert torch.allclose(model.weight, clean.weight * 1e4)
-    assert made.named({"model": model}, nn.Module) == ["model: 2 parameters ×1e4"]
-
-
-def test_unregistered_unplugs_a_models_first_parameter_before_an_optimizer_sees_it() -> None:
-    with made_with("unregistered") as made:
-        model = nn.Sequential(nn.Linear(4, 8), nn.Linear(8, 2))
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    assert len(opt.param_groups[0]["params"]) == 3
-    assert "0.weight" not in model.state_dict()
-    assert made.named({"model": model}, nn.Module) == ["model.0.weight → a plain attribute"]
-
-
 def test_hand_written_models_are_models_for_detached_and_scale() -> None:
     w = torch.ones(2, 2, requires_grad=True)
     ns = {"torch": torch, "params": [w, torch.zeros(2, requires_grad=True)], "x": torch.ones(2)}
@@ -206,38 +231,6 @@ def test_hand_written_models_are_models_for_detached_and_scale() -> None:
         "more: 1 tensor → requires_grad=False",
     ]
     assert not w.requires_grad
-
-
-def test_data_faults_reach_tensors_in_datasets_loaders_dicts_and_tuples() -> None:
-    from torch.utils.data import DataLoader, TensorDataset
-
-    X, y = torch.randn(8, 3), torch.randn(8)
-    ds = TensorDataset(X, y)
-    ns = {"torch": torch, "X": X, "ds": ds, "loader": DataLoader(ds, batch_size=4)}
-    ns.update(batch={"x": X}, pair=(X, y))
-    assert inject("nan", ns) == [
-        "X[0, 0], ds.tensors[0][0, 0], loader.dataset.tensors[0][0, 0], batch['x'][0, 0], "
-        "pair[0][0, 0] → nan",
-        "ds.tensors[1][0], loader.dataset.tensors[1][0], pair[1][0] → nan",
-    ]
-    first, _ = next(iter(ns["loader"]))
-    assert first[0, 0].isnan() and ns["pair"][0] is ns["X"] is ns["ds"].tensors[0]
-
-
-def test_broadcast_makes_1d_targets_a_column() -> None:
-    ns = namespace()
-    assert inject("broadcast", ns) == ["y, weights (6,) → (6, 1)"]
-    with pytest.warns(UserWarning, match="broadcasting"):  # a warning, and a wrong loss
-        assert nn.functional.mse_loss(torch.zeros(6), ns["weights"]).shape == ()
-
-
-def test_each_fault_changes_an_object_once_and_then_what_is_new() -> None:
-    ns, seen = namespace(), Seen()
-    assert FAULTS["broadcast"].inject(ns, seen) == ["y, weights (6,) → (6, 1)"]
-    ns["z"] = torch.ones(3)
-    assert FAULTS["broadcast"].inject(ns, seen) == ["z (3,) → (3, 1)"]
-    with pytest.raises(NotApplicable):
-        FAULTS["broadcast"].inject(ns, seen)
 
 
 @pytest.mark.parametrize("name", [n for n, f in FAULTS.items() if f.inject is not None])
@@ -267,11 +260,6 @@ def test_the_catalogue_and_the_reports_import_neither_pytest_nor_torch() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-
-
-def test_what_changed_reads_right_for_several_2d_tensors() -> None:
-    ns = {"torch": torch, "X": torch.ones(4, 2), "X_train": torch.ones(3, 2), "y": torch.ones(4)}
-    assert inject("nan", ns) == ["X[0, 0], X_train[0, 0] → nan", "y[0] → nan"]
 
 
 def test_lr0_and_stale_grad_reach_a_hand_written_update_step() -> None:

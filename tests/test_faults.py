@@ -36,15 +36,22 @@ CATCHES = {
     "opt.zero_grad()\nnn.functional.cross_entropy(model(X), y).backward()\nopt.step()\n"
     "assert any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))",
     "stale_grad": "opt.zero_grad()\nassert all(p.grad is None for p in model.parameters())",
-    "broadcast": "assert nn.functional.cross_entropy(model(X), y) < 0.5",
-}
+}  # broadcast: y a column where it is made errors the training cell, as the bug does
+
+
+def _moved_labels() -> int:
+    """How many of CLASSIFIER's labels the labels fault's seeded permutation changes."""
+    torch.manual_seed(0)
+    y = (torch.randn(64, 4)[:, 0] > 0).long()
+    return int((y[torch.randperm(64, generator=torch.Generator().manual_seed(0))] != y).sum())
+
+
 CHANGED = {
     "nan": "X[0, 0] → nan",
     "scale": "model: 4 parameters ×1e4",
-    "labels": "y (64,) permuted (shifted by one)",
+    "labels": f"y (64,) shuffled ({_moved_labels()} of 64 labels changed)",
     "lr0": "opt lr 0.5 → 0",
     "stale_grad": "opt.zero_grad() → a no-op",
-    "broadcast": "y (64,) → (64, 1)",
 }
 
 
@@ -118,14 +125,14 @@ def test_the_json_report_has_every_fault_of_every_notebook(
     report = json.loads(capsys.readouterr().out)
     (notebook,) = report["notebooks"]
     statuses = {f["name"]: f["status"] for f in notebook["faults"]}
-    assert statuses == {  # a model made frozen: setup's backward() raises, as the bug would
-        **dict.fromkeys(["shape", "dtype", "device", "detached"], "caught"),
+    assert statuses == {  # a model made frozen, targets a column: setup raises, as the bugs would
+        **dict.fromkeys(["shape", "dtype", "device", "detached", "broadcast"], "caught"),
         **dict.fromkeys(["unregistered", "nan", "scale", "labels"], "survived"),
-        **dict.fromkeys(["lr0", "stale_grad", "broadcast"], "survived"),
+        **dict.fromkeys(["lr0", "stale_grad"], "survived"),
         "mode": "not applicable",
     }
     assert notebook["baseline"] == {"test_shape": "passed"}
-    assert (report["caught"], report["applicable"], report["exit_code"]) == (4, 11, 1)
+    assert (report["caught"], report["applicable"], report["exit_code"]) == (5, 11, 1)
     assert notebook["mode"] == "fork"
 
 

@@ -1,10 +1,13 @@
 """`ntdd faults`: the field's common PyTorch failures, injected; which tests notice them.
 
 - `catalogue`: the twelve faults, what each changes, where it acts, when it
-  applies, and the check that would catch it (`data` and `training` hold
-  what they do to a namespace, `creation` the patches of torch that act where
-  objects are made, `finding` what they look for in a namespace). These
-  import neither pytest nor torch: a fault uses the torch the notebook imported.
+  applies, and the check that would catch it (`creation` holds the patches of
+  torch that act where objects are made or called, `models` where a model's
+  construction ends, `data` what the data faults make of a tensor and `uses`
+  where the notebook first uses its data, `training` what they do to a
+  hand-written model in a namespace, `finding` what they look for there).
+  These import neither pytest nor torch: a fault uses the torch the notebook
+  imported.
 - `runs`: a notebook's tests run in this process through `pytest --ntdd`,
   with a fault injected through the run's `config.stash`; the outcomes and
   what each fault changed.

@@ -20,7 +20,7 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +69,35 @@ def import_torch_for(notebook: Path) -> None:
     if "torch" not in sys.modules and _IMPORTS_TORCH.search(text):
         with contextlib.suppress(Exception):
             importlib.import_module("torch")
+
+
+@contextlib.contextmanager
+def same_threads() -> Iterator[None]:
+    """torch on one thread in every run of `ntdd faults`, the clean run's and each fault's,
+    and `torch.set_num_threads` a no-op meanwhile.
+
+    The order of a multi-threaded sum depends on the thread count, and a chaotic
+    training amplifies the difference: a verdict must not depend on it. One
+    thread is also what a forked child can use (OpenMP's pool does not survive
+    a fork), so the clean run, its forked children and the runs of `--no-fork`
+    all compute alike. Put back when the runs end.
+    """
+    torch: Any = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "set_num_threads"):
+        yield
+        return
+    threads, setter = torch.get_num_threads(), torch.set_num_threads
+    setter(1)
+    torch.set_num_threads = _keep_one_thread
+    try:
+        yield
+    finally:
+        torch.set_num_threads = setter
+        setter(threads)
+
+
+def _keep_one_thread(count: int) -> None:
+    """`torch.set_num_threads` while `ntdd faults` runs: every run keeps one thread."""
 
 
 def warm_up() -> None:

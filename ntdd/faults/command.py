@@ -11,8 +11,8 @@ in a child process (`apart`), so the others still run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ntdd.errors import NotPythonError, NtddError
@@ -20,6 +20,7 @@ from ntdd.faults.catalogue import FAULTS
 from ntdd.faults.results import (
     DIED,
     NO_TESTS,
+    SURVIVED,
     TESTED,
     UNREADABLE,
     FaultResult,
@@ -29,6 +30,8 @@ from ntdd.faults.results import (
 )
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
+from ntdd.pipeline.plan import make_plan
+from ntdd.values import Cell, Notebook
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,8 @@ def run_faults(
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
     try:
-        cells = read_notebook(notebook).cells  # the runs plan it: here, only whether it has tests
+        read = read_notebook(notebook)  # the runs plan it: here, whether it has tests, and which
+        cells = read.cells
     except NotPythonError as e:
         if e.has_tests:
             return NotebookReport(str(notebook), UNREADABLE, error=str(e))
@@ -84,10 +88,65 @@ def run_notebook(notebook: Path, request: Request) -> NotebookReport:
     if not any(is_test_cell(cell) for cell in cells):
         return NotebookReport(str(notebook), NO_TESTS)
     if not request.fork:
-        return _tested(notebook, request)
-    from ntdd.faults.apart import run_apart
+        report = _tested(notebook, request)
+    else:
+        from ntdd.faults.apart import run_apart
 
-    return run_apart(notebook, lambda: _tested(notebook, request))
+        report = run_apart(notebook, lambda: _tested(notebook, request))
+    tests = _test_cells(read)
+    results = tuple(_checked(r, tests, report.baseline) for r in report.results)
+    return replace(report, results=results)
+
+
+def _test_cells(notebook: Notebook) -> list[tuple[Cell, tuple[str, ...]]]:
+    """Each test cell and the names of the tests it becomes (none where it cannot be planned)."""
+    try:
+        return [(t.cell, t.names) for t in make_plan(notebook).tests]
+    except NtddError:
+        return [(cell, ()) for cell in notebook.cells if is_test_cell(cell)]
+
+
+def _checked(
+    result: FaultResult,
+    tests: Sequence[tuple[Cell, tuple[str, ...]]],
+    baseline: Mapping[str, str],
+) -> FaultResult:
+    """A fault no test caught, with the test cells that make the check it suggests, and why
+    they missed: the report says so, rather than suggest the check the notebook makes."""
+    if result.status != SURVIVED:
+        return result
+    names = FAULTS[result.name].checks
+    making = [(c, n) for c, n in tests if any(check in c.source for check in names)]
+    found = [f"cell {c.index} ({', '.join(n for n in names if n in c.source)})" for c, _ in making]
+    return replace(result, checked="; ".join(found), missed=_missed(result.name, making, baseline))
+
+
+def _missed(
+    fault: str, making: Sequence[tuple[Cell, tuple[str, ...]]], baseline: Mapping[str, str]
+) -> str:
+    """Why the test cells that make a fault's check passed with it in, as far as the
+    notebook and the clean run tell."""
+    if not making:
+        return ""
+    outcomes = [
+        outcome
+        for _, tests in making
+        for test, outcome in baseline.items()
+        if test.partition("[")[0] in tests
+    ]
+    if outcomes and "passed" not in outcomes:
+        return "it does not pass without any fault (it fails or is skipped), so it can catch none"
+    if fault == "mode" and all(
+        ".eval()" in c.source or "train(False)" in c.source for c, _ in making
+    ):
+        return (
+            "the test calls eval() itself before it checks the mode, so the check sees eval "
+            "mode whatever the setup cells did"
+        )
+    return (
+        "it passed with the fault in: it looks at another object than the one changed, "
+        "or before the fault acts (see what changed)"
+    )
 
 
 def _tested(notebook: Path, request: Request) -> NotebookReport:

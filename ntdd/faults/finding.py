@@ -11,8 +11,7 @@ from __future__ import annotations
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 from ntdd.faults.results import NO_TORCH
@@ -81,127 +80,24 @@ def _public(ns: Namespace) -> Iterator[tuple[str, Any]]:
             yield name, value
 
 
-@dataclass(frozen=True)
-class Place:
-    """Where a data tensor travels: `X`, `data['x']`, `loader.dataset.tensors[0]`."""
-
-    label: str
-    value: Any
-    put: Callable[[Any], None]  # binds the place to a new tensor
-
-
-def tensors(ns: Namespace, seen: Seen, wanted: Callable[[Any], bool]) -> list[Place]:
-    """The data tensors *wanted* picks that the fault has not changed yet, wherever they are.
-
-    Data, not state: parameters, tensors that require grad (a hand-written
-    model's) and 0-dim tensors (a loss, a count) are left out. Top-level names
-    count, and what they hold: dicts, lists and tuples of tensors, a
-    `TensorDataset`'s tensors, a loader's or a subset's dataset.
-    """
-    torch = torch_of(ns)
-
-    def data(value: Any) -> bool:
-        return (
-            isinstance(value, torch.Tensor)
-            and not isinstance(value, torch.nn.Parameter)
-            and not value.requires_grad
-            and value.ndim > 0
-            and value not in seen
-            and bool(wanted(value))
-        )
-
-    found: list[Place] = []
-    for name, value in _public(ns):
-        found += _places(name, value, _item_setter(ns, name), data, 0)
-    return found
-
-
-def _places(
-    label: str, value: Any, put: Callable[[Any], None], data: Callable[[Any], bool], depth: int
-) -> list[Place]:
-    if data(value):
-        return [Place(label, value, put)]
-    if depth >= 3 or isinstance(value, (str, bytes, types.ModuleType, type)):
-        return []
-    found: list[Place] = []
-    if isinstance(value, dict) and depth == 0:
-        for key, item in list(value.items()):
-            found += _places(f"{label}[{key!r}]", item, _item_setter(value, key), data, depth + 1)
-    elif isinstance(value, list) and depth == 0:
-        for i, item in enumerate(value):
-            found += _places(f"{label}[{i}]", item, _item_setter(value, i), data, depth + 1)
-    elif isinstance(value, tuple) and depth == 0:
-        items = list(value)  # shared: each changed item goes into one new tuple
-        for i, item in enumerate(value):
-            found += _places(f"{label}[{i}]", item, _tuple_setter(items, i, put), data, depth + 1)
-    elif isinstance(getattr(value, "tensors", None), tuple):  # a TensorDataset
-        holder = value
-        for i, item in enumerate(value.tensors):
-            setter = _attribute_tuple_setter(holder, "tensors", i)
-            found += _places(f"{label}.tensors[{i}]", item, setter, data, depth + 1)
-    elif _is_dataset_holder(value):  # a DataLoader, a Subset
-        found += _places(f"{label}.dataset", value.dataset, lambda new: None, data, depth + 1)
-    return found
-
-
-def _is_dataset_holder(value: Any) -> bool:
-    module = str(getattr(type(value), "__module__", "") or "")
-    return module.startswith("torch.utils.data") and hasattr(value, "dataset")
-
-
-def _item_setter(container: Any, key: Any) -> Callable[[Any], None]:
-    def put(new: Any) -> None:
-        container[key] = new
-
-    return put
-
-
-def _tuple_setter(
-    items: list[Any], index: int, put: Callable[[Any], None]
-) -> Callable[[Any], None]:
-    def put_item(new: Any) -> None:
-        items[index] = new
-        put(tuple(items))
-
-    return put_item
-
-
-def _attribute_tuple_setter(holder: Any, name: str, index: int) -> Callable[[Any], None]:
-    def put(new: Any) -> None:
-        items = list(getattr(holder, name))
-        items[index] = new
-        setattr(holder, name, tuple(items))
-
-    return put
-
-
-def models(ns: Namespace, seen: Seen) -> list[tuple[str, Any]]:
-    """The models not handed to this fault before; handing one out marks it seen."""
-    torch = torch_of(ns)
-    found = [
-        (name, value)
-        for name, value in _public(ns)
-        if isinstance(value, torch.nn.Module) and value not in seen
-    ]
-    for _, model in found:
-        seen.add(model)
-    return found
-
-
 def handmade_models(ns: Namespace, seen: Seen) -> list[tuple[str, list[Any]]]:
-    """Hand-written models: top-level lists, tuples and dicts of tensors, some requiring grad.
+    """Hand-written models: top-level tensors that require grad, and lists, tuples and dicts
+    of tensors some of which do.
 
-    `parameters = [W1, b1, W2, b2]`, as in many lectures, is a model's
-    parameters; the leaves among them that require grad and that the fault has
-    not changed yet are handed out, and marked seen.
+    `W = torch.randn(27, 27, requires_grad=True)` and `parameters = [W1, b1,
+    W2, b2]`, as in many lectures, are a model's parameters; the leaves among
+    them that require grad and that the fault has not changed yet are handed
+    out (a list's before the names of its items), and marked seen.
     """
     torch = torch_of(ns)
     found = []
-    for name, value in _public(ns):
+    public = list(_public(ns))
+    lists = [(n, v) for n, v in public if isinstance(v, (list, tuple, dict))]
+    for name, value in [*lists, *((n, v) for n, v in public if isinstance(v, torch.Tensor))]:
         items = list(value.values()) if isinstance(value, dict) else value
-        if not isinstance(value, (list, tuple, dict)) or not items:
-            continue
-        if not all(isinstance(t, torch.Tensor) for t in items):
+        if isinstance(value, torch.Tensor):
+            items = [value] if value.numel() > 1 else []  # not a lone scalar of a demo
+        if not items or not all(isinstance(t, torch.Tensor) for t in items):
             continue
         params = [t for t in items if t.requires_grad and t.is_leaf and t not in seen]
         for t in params:
@@ -209,16 +105,6 @@ def handmade_models(ns: Namespace, seen: Seen) -> list[tuple[str, list[Any]]]:
         if params:
             found.append((name, params))
     return found
-
-
-def model_device(ns: Namespace) -> Any:
-    """The device of the first model's first parameter: where the notebook computes."""
-    torch = torch_of(ns)
-    for _, value in _public(ns):
-        if isinstance(value, torch.nn.Module):
-            for param in value.parameters():
-                return param.device
-    return torch.device("cpu")
 
 
 def shape_text(shape: Any) -> str:

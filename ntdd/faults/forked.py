@@ -13,8 +13,9 @@ Up to the fork, a run with a fault is the clean run: no cell ran yet. So the
 results are the ones the one-run-per-fault way gives
 (`tests/test_faults_fork.py` holds them equal).
 
-- A child runs torch on one thread: OpenMP's thread pool does not survive a
-  fork, and a child that used the parent's would wait for it forever.
+- Every run, the clean one and its children, runs torch on one thread
+  (`children.same_threads`): no verdict depends on the thread count, and
+  OpenMP's thread pool, which does not survive a fork, is never started.
 - A child that dies (a crash) or says nothing for longer than a test's
   timeout plus `GRACE` is an error for its fault, not a catch: its tests
   said nothing. (`os._exit` in a cell fails its test, in a child as in the
@@ -33,13 +34,19 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ntdd.defaults import DEFAULT_TIMEOUT
 from ntdd.faults.catalogue import FAULTS
-from ntdd.faults.children import fork, import_torch_for, read_child, silence, warm_up
+from ntdd.faults.children import (
+    fork,
+    import_torch_for,
+    read_child,
+    same_threads,
+    silence,
+    warm_up,
+)
 from ntdd.faults.finding import Namespace
 from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
 from ntdd.faults.runs import (
@@ -71,7 +78,9 @@ def forked_runs(
 ) -> tuple[Outcomes, list[FaultResult], str]:
     """The clean run's outcomes, each fault's result, and how the fault runs were made."""
     plan = ForkedFaults(names, notebook)
-    baseline = run_session(notebook, args, plan, recorder=plan.recorder)
+    import_torch_for(notebook)
+    with same_threads():
+        baseline = run_session(notebook, args, plan, recorder=plan.recorder)
     if plan.declined:
         _, results = one_run_per_fault(notebook, names, args, baseline)
         return baseline, results, "process"
@@ -114,6 +123,14 @@ class ForkedFaults:
         if not self._forked:
             self._fork_children()
         return (yield)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        """A test's own code runs: in a child, its fault leaves what it makes alone."""
+        if self._child is None:
+            return (yield)
+        with self._child.injection.testing():
+            return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self._child is not None:
@@ -159,8 +176,7 @@ class ForkedFaults:
     def _become(self, name: str, pipe: int) -> None:
         """This process is now the run with fault *name*, from before the notebook's first cell."""
         silence()
-        _one_thread()
-        self._child = _Child(FaultInjection(FAULTS[name]), pipe)
+        self._child = _Child(FaultInjection(FAULTS[name], self.notebook), pipe)
         self._child.injection.hook()  # for good: the child ends with its run
 
 
@@ -182,19 +198,6 @@ class _Child:
             self.send(json.dumps(results).encode() + b"\n")
         finally:
             os._exit(0)
-
-
-def _one_thread() -> None:
-    """torch on one thread for good: the parent's OpenMP pool is gone in a child."""
-    torch: Any = sys.modules.get("torch")
-    if torch is None or not hasattr(torch, "set_num_threads"):
-        return
-    torch.set_num_threads(1)
-    torch.set_num_threads = _keep_one_thread
-
-
-def _keep_one_thread(count: int) -> None:
-    """`torch.set_num_threads` in a forked child: more threads would wait on the dead pool."""
 
 
 def _collect(pid: int, pipe: int, limit: float) -> tuple[Outcomes, Injected]:

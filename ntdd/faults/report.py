@@ -21,17 +21,20 @@ from ntdd.faults.results import (
     NOT_APPLICABLE,
     SURVIVED,
     TESTED,
+    TIMED_OUT,
     FaultResult,
     NotebookReport,
     Summary,
 )
 
-SCHEMA = 2  # the JSON's "version"
+SCHEMA = 3  # the JSON's "version"
 CHANGED_WIDTH = 44  # the text table's "what changed" column, at most
 CAUGHT_WIDTH = 72  # the tests listed in its "caught by" column, about
 NO_TORCH_TEXT = "no torch: no faults apply"
-_WORD = {CAUGHT: "caught", SURVIVED: "MISSED", NOT_APPLICABLE: "-", ERROR: "ERROR"}
-_MARK = {CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️"}
+_WORD = {
+    CAUGHT: "caught", SURVIVED: "MISSED", NOT_APPLICABLE: "-", ERROR: "ERROR", TIMED_OUT: "TIMEOUT",
+}  # fmt: skip
+_MARK = {CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️", TIMED_OUT: "⏱️"}
 
 
 def rate_text(caught: int, applicable: int) -> str:
@@ -99,12 +102,23 @@ def _verdict(result: FaultResult) -> str:
         return f"not applicable: {result.reason}"
     if result.status == ERROR:
         return f"ERROR: {result.reason}"
+    if result.status == TIMED_OUT:
+        return f"TIMED OUT, neither caught nor missed: {result.reason}"
     if result.status == SURVIVED:
-        return f"NOT CAUGHT. Try: {_plain(FAULTS[result.name].suggestion)}"
+        return f"NOT CAUGHT. {_plain(advice(result))}"
     if result.by_setup == result.caught_by:
         return f"caught by setup ({result.reason}): {_fit(result.caught_by, CAUGHT_WIDTH)}"
     marked = [f"{t} (setup)" if t in result.by_setup else t for t in result.caught_by]
     return _fit(marked, CAUGHT_WIDTH)
+
+
+def advice(result: FaultResult) -> str:
+    """What to do about a fault no test caught (Markdown): the check that would catch it, or,
+    where a test cell makes that check already, why it did not."""
+    if result.checked:
+        made = f"The check it needs is made (test {result.checked})"
+        return f"{made}, but missed the fault: {result.missed}"
+    return f"Try: {FAULTS[result.name].suggestion}"
 
 
 def _plain(markdown: str) -> str:
@@ -153,7 +167,7 @@ def markdown(summary: Summary) -> str:
         "",
         *_markdown_summary(summary),
         "",
-        "✅ caught · ❌ not caught · ➖ not applicable · ⚠️ error",
+        "✅ caught · ❌ not caught · ➖ not applicable · ⚠️ error · ⏱️ timed out",
         "",
     ]
     for report in summary.reports:
@@ -202,9 +216,10 @@ def _markdown_verdict(result: FaultResult) -> str:
         return f"➖ not applicable: {_table_cell(result.reason)}"
     if result.status == ERROR:
         return f"⚠️ {_table_cell(result.reason)}"
+    if result.status == TIMED_OUT:
+        return f"⏱️ timed out, neither caught nor missed: {_table_cell(result.reason)}"
     if result.status == SURVIVED:
-        suggestion = FAULTS[result.name].suggestion.replace("|", "\\|")
-        return f"❌ not caught. Try: {suggestion}"
+        return f"❌ not caught. {advice(result).replace('|', chr(92) + '|')}"
     tests = ", ".join(
         _code(t) + (" (setup)" if t in result.by_setup else "") for t in result.caught_by
     )
@@ -271,4 +286,6 @@ def _fault_json(result: FaultResult) -> dict[str, Any]:
         "caught_by_setup": list(result.by_setup),
         "reason": result.reason or None,
         "suggestion": fault.suggestion,
+        "checked": result.checked or None,
+        "missed": result.missed or None,
     }

@@ -1,8 +1,12 @@
 """What fault runs found, as plain values: per run, per fault, per notebook, overall.
 
 A fault is *caught* when a test that passed cleanly fails or errors with it
-injected. A test that errors because a setup cell raised under the fault
-(the cell ran on faulty data) catches it too, and is marked so: the report
+injected. Timing decides no verdict: a test that only ran past its timeout
+with the fault in catches nothing, and a fault whose run's only change was a
+test timing out is *timed out*, neither caught nor missed (it fails the exit
+policy, as an error does: its run could not be judged). A test that errors
+because a setup cell raised under the fault (the cell ran on faulty data)
+catches it too, and is marked so: the report
 says "caught by setup". A fault that changed nothing is *not applicable*,
 whatever the tests did; one whose run could not be judged (the fault itself
 raised, or its run crashed or hung) is an *error*, neither caught nor missed.
@@ -15,6 +19,7 @@ from typing import Any
 
 CAUGHT_BY = ("failed", "error")
 CAUGHT, SURVIVED, NOT_APPLICABLE, ERROR = "caught", "survived", "not applicable", "error"
+TIMED_OUT = "timed out"  # a test's outcome, and a fault's status
 TESTED, NO_TESTS, UNREADABLE = "tested", "no tests", "unreadable"
 NO_TORCH = "the notebook does not use torch"  # the reason of every fault of such a notebook
 DIED = "error"  # a notebook whose clean run died (os._exit, a crash): nothing to judge by
@@ -47,11 +52,13 @@ class FaultResult:
     """One fault on one notebook."""
 
     name: str
-    status: str  # caught, survived, not applicable, error
+    status: str  # caught, survived, not applicable, error, timed out
     applied: tuple[str, ...] = ()
     caught_by: tuple[str, ...] = ()  # tests that passed cleanly and failed or errored
     by_setup: tuple[str, ...] = ()  # of those, the ones a setup cell's error errored
     reason: str = ""  # not applicable: what is missing; error: what went wrong; setup: the cell
+    checked: str = ""  # not caught: the test cells that make the check it suggests, if any
+    missed: str = ""  # ... and why they passed with the fault in, as far as can be told
 
 
 def judge(name: str, baseline: Outcomes, run: Outcomes, injected: Injected) -> FaultResult:
@@ -65,6 +72,13 @@ def judge(name: str, baseline: Outcomes, run: Outcomes, injected: Injected) -> F
     caught = tuple(t for t in passing if run.tests.get(t) in CAUGHT_BY)
     by_setup = tuple(t for t in caught if t in run.setup_errors)
     reason = run.setup_errors[by_setup[0]] if by_setup else ""
+    if not caught:
+        late = [t for t in passing if run.tests.get(t) == TIMED_OUT]
+        if late:
+            why = f"{late[0]} ran past its timeout with the fault in" + (
+                f" (and {len(late) - 1} more)" if len(late) > 1 else ""
+            )
+            return FaultResult(name, TIMED_OUT, tuple(injected.applied), reason=why)
     status = CAUGHT if caught else SURVIVED
     return FaultResult(name, status, tuple(injected.applied), caught, by_setup, reason)
 
@@ -99,7 +113,8 @@ class NotebookReport:
 
     @property
     def errors(self) -> int:
-        return sum(r.status == ERROR for r in self.results)
+        """Faults whose runs could not be judged: errors, and runs that only timed out."""
+        return sum(r.status in (ERROR, TIMED_OUT) for r in self.results)
 
     @property
     def kill_rate(self) -> float | None:

@@ -27,14 +27,16 @@ import pytest
 
 from ntdd.defaults import LoadsPlugin
 from ntdd.faults import creation
-from ntdd.faults.catalogue import CELL, DATA, FAULTS, TEST, Fault
-from ntdd.faults.children import import_torch_for
-from ntdd.faults.finding import Namespace, NotApplicable, Seen, torch_of
-from ntdd.faults.results import NO_TORCH, FaultResult, Injected, Outcomes, judge
+from ntdd.faults.catalogue import FAULTS, Fault
+from ntdd.faults.children import import_torch_for, same_threads
+from ntdd.faults.finding import Namespace, NotApplicable, Seen, handmade_models, torch_of
+from ntdd.faults.results import NO_TORCH, TIMED_OUT, FaultResult, Injected, Outcomes, judge
+from ntdd.faults.uses import DataUses, handed_names
 from ntdd.notebook.files import path_argument
 from ntdd.runtime.containment import KernelDied
 from ntdd.runtime.cursor import SetupError
-from ntdd.runtime.settings import INJECTION, Injection
+from ntdd.runtime.settings import INJECTION
+from ntdd.runtime.timeout import NtddTimeout
 
 # Quiet, and the same in every run and every child of a forked run: no
 # terminal, no cache, no plugin that reorders tests, and output captured at
@@ -54,6 +56,7 @@ class Recorder:
 
     def __init__(self) -> None:
         self.outcomes = Outcomes()
+        self._timed_out: set[str] = set()
 
     def pytest_configure(self, config: pytest.Config) -> None:
         """Python's own tracebacks: nobody reads these, and pytest's parse the source of
@@ -63,7 +66,9 @@ class Recorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         name = test_name(report.nodeid)
         tests = self.outcomes.tests
-        if report.failed:
+        if report.failed and name in self._timed_out:
+            tests[name] = TIMED_OUT  # timing decides no verdict
+        elif report.failed:
             tests[name] = "error" if report.when != "call" else "failed"
         elif report.skipped and name not in tests:
             tests[name] = "xfailed" if hasattr(report, "wasxfail") else "skipped"
@@ -75,6 +80,8 @@ class Recorder:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
+        if call.excinfo is not None and _caused_by(call.excinfo.value, NtddTimeout):
+            self._timed_out.add(test_name(item.nodeid))
         if call.excinfo is not None and call.excinfo.errisinstance(SetupError):
             self.outcomes.setup_errors[test_name(item.nodeid)] = _setup_cell(call.excinfo.value)
         died = _kernel_death(call.excinfo.value) if call.excinfo is not None else None
@@ -90,6 +97,17 @@ def _kernel_death(error: BaseException | None) -> KernelDied | None:
             return error
         error = error.__cause__
     return None
+
+
+def _caused_by(error: BaseException | None, kind: type[BaseException]) -> bool:
+    """*error*, or an error it was raised from (a setup cell's, through SetupError), is *kind*."""
+    while error is not None:
+        if isinstance(error, kind) or (
+            isinstance(error, SetupError) and kind.__name__ in str(error)
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def test_name(nodeid: str) -> str:
@@ -145,27 +163,28 @@ def _quiet() -> Iterator[None]:
 class FaultInjection:
     """Injects one fault where it acts (see `ntdd.faults.catalogue`), and notes what it changed.
 
-    `hooked` patches torch for the run when the fault acts where objects are
-    made; the runtime calls `cell_ran` after each setup cell and `apply` as
-    each test reaches its cell. The fault's own bugs never reach the tests: an
-    exception from it (other than NotApplicable) is noted as the run's error,
-    and the fault stops.
+    `hooked` patches torch for the run (its creation patches, and a data
+    fault's watch on the data's uses); the runtime calls `cell_ran` after each
+    setup cell and `apply` as each test reaches its cell, and `testing` says
+    when a test's own code runs. The fault's own bugs never reach the tests:
+    an exception from it (other than NotApplicable) is noted as the run's
+    error, and the fault stops.
     """
 
-    def __init__(self, fault: Fault) -> None:
+    def __init__(self, fault: Fault, notebook: Path | None = None) -> None:
         self.fault = fault
+        self.notebook = notebook  # its cells say which names it hands to calls
         self._injected = Injected()
         self._seen = Seen()  # what the fault changed already, on every device
         self._made = creation.Made(self._seen)
+        self._data: DataUses | None = None
         self._hooked = False
         self._undo: list[creation.Undo] = []  # the patches' undoing
-        self._data_done = False
         self._uses_torch = False  # some namespace it saw uses torch
 
     @contextlib.contextmanager
     def hooked(self) -> Iterator[None]:
-        """The run with the fault: torch patched where the fault acts at creation, and put
-        back after the run."""
+        """The run with the fault: torch patched where the fault acts, and put back after."""
         self.hook()
         with creation.patched(self._undo):  # the patches `hook` makes later too
             yield
@@ -174,48 +193,73 @@ class FaultInjection:
         """Patch torch for this fault, once torch is imported (before the first cell, or
         after the cell that imported it where nothing imported it before)."""
         torch = sys.modules.get("torch")
-        if self._hooked or self.fault.creation is None or not hasattr(torch, "optim"):
+        if self._hooked or not hasattr(torch, "optim"):
             return
         self._hooked = True
         try:
-            self._undo += self.fault.creation(torch, self._made)
+            if self.fault.creation is not None:
+                self._undo += self.fault.creation(torch, self._made)
+            if self.fault.data is not None:
+                handed = handed_names(_test_cells(self.notebook))
+                self._data = DataUses(torch, self._made, self.fault.data, handed)
+                self._undo += self._data.patches()
         except Exception as e:
             self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
+
+    @contextlib.contextmanager
+    def testing(self) -> Iterator[None]:
+        """A test's own code runs: what it makes, calls or uses is the test's."""
+        self._made.testing = True
+        try:
+            yield
+        finally:
+            self._made.testing = False
 
     @property
     def injected(self) -> Injected:
         """What the fault did in the run, the objects no name held included."""
         done = Injected(list(self._injected.applied), self._injected.not_applicable)
         done.error = self._injected.error
+        if self._data is not None:
+            done.note(self._data.applied)
+            done.error = done.error or self._data.error
         unnamed = self._made.unnamed()
         if unnamed:
             done.note(unnamed)
-        elif not done.applied and not done.not_applicable:
+        if not done.applied and not done.error:
             done.not_applicable = self._nothing_made()
         return done
 
     def cell_ran(self, namespace: Namespace, device: str) -> None:
         self.hook()  # where a cell imported torch only now (through a module of its own)
-        if self.fault.at == CELL:
-            self._inject(namespace)
-        elif self.fault.at == DATA and not self._data_done:
-            self._data_done = self._inject(namespace)
+        if self._data is not None:
+            self._data.cell_ran(namespace)
+        self._remember_trainable(namespace)
+        self._inject(namespace)
         self._name(namespace)
 
     def apply(self, namespace: Namespace, device: str) -> None:
-        if self.fault.at == TEST:
-            self._inject(namespace)
+        if self._data is not None and not self._injected.error:
+            try:
+                self._data.test_reached(namespace)
+            except Exception as e:
+                self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
         self._name(namespace)
 
+    def _remember_trainable(self, namespace: Namespace) -> None:
+        if not self._hooked or self.fault.name not in ("lr0", "stale_grad"):
+            return
+        with contextlib.suppress(NotApplicable):
+            for _, tensors in handmade_models(namespace, Seen()):
+                self._made.remember_trainable(tensors)
+
     def _inject(self, namespace: Namespace) -> bool:
-        """Apply the fault to *namespace*; whether it changed something."""
+        """Apply the fault to *namespace*'s hand-written models; whether it changed something."""
         if self._injected.error or self.fault.inject is None:
             return False
         try:
             changes = self.fault.inject(namespace, self._seen)
-        except NotApplicable as e:
-            if not self._injected.applied:
-                self._injected.not_applicable = str(e)
+        except NotApplicable:
             return False
         except Exception as e:
             self._injected.error = f"the fault itself raised {type(e).__name__}: {e}"
@@ -237,25 +281,56 @@ class FaultInjection:
     def _nothing_made(self) -> str:
         if not self._hooked or not self._uses_torch:
             return NO_TORCH
+        if self.fault.data is not None:
+            return self.fault.data.missing
+        if self.fault.missing:
+            return self.fault.missing
         wanted = self.fault.applies_to.removeprefix("an ").removeprefix("a ")
         return f"no {wanted} was made"
 
 
-class FaultPlugin:
-    """Hands an injection to the notebooks' runtimes of one pytest run, through its stash."""
+def _test_cells(notebook: Path | None) -> list[str]:
+    """The notebook's test cells as Python, for what they hand to calls; none if unreadable."""
+    from ntdd.errors import NtddError
+    from ntdd.notebook.cell_code import CellSyntaxError, to_python
+    from ntdd.notebook.markers import is_test_cell
+    from ntdd.notebook.read import read_notebook
 
-    def __init__(self, injection: Injection) -> None:
+    if notebook is None:
+        return []
+    try:
+        cells = read_notebook(notebook).cells
+    except NtddError:
+        return []
+    found = []
+    for cell in cells:
+        if is_test_cell(cell):
+            with contextlib.suppress(CellSyntaxError):
+                found.append(to_python(cell.source).code)
+    return found
+
+
+class FaultPlugin:
+    """Hands an injection to the notebooks' runtimes of one pytest run, through its stash,
+    and tells it when a test's own code runs."""
+
+    def __init__(self, injection: FaultInjection) -> None:
         self.injection = injection
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[INJECTION] = self.injection
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        with self.injection.testing():
+            return (yield)
+
 
 def run_with(notebook: Path, args: Sequence[str], fault: Fault) -> tuple[Outcomes, Injected]:
     """One run of a notebook's tests with *fault* injected."""
     import_torch_for(notebook)
-    injection = FaultInjection(fault)
-    with injection.hooked():
+    injection = FaultInjection(fault, notebook)
+    with same_threads(), injection.hooked():
         outcomes = run_session(notebook, args, FaultPlugin(injection))
     return outcomes, injection.injected
 
@@ -265,7 +340,9 @@ def one_run_per_fault(
 ) -> tuple[Outcomes, list[FaultResult]]:
     """The reference way: a clean run (unless given), then a run per fault, one after another."""
     if baseline is None:
-        baseline = run_session(notebook, args)
+        import_torch_for(notebook)
+        with same_threads():
+            baseline = run_session(notebook, args)
     results = []
     for name in names:
         outcomes, injected = run_with(notebook, args, FAULTS[name])
