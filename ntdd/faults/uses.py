@@ -311,7 +311,7 @@ class DataUses:
         found: list[Place] = []
         now = self._cells + 1  # the cell that runs
         for name, value in list(ns.items()):
-            if name.startswith("_"):
+            if name.startswith("_") or not name.isidentifier():  # pytest's `@py_assert1`
                 continue
             cell = self._bound.get(name, now)
             if self._snapshot.get(name, id(value)) != id(value):
