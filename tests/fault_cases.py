@@ -552,10 +552,11 @@ D2L_LINEAR_SCRATCH = Case(  # d2l's linear regression from scratch: tensors in a
         ),
         (
             "trainer.fit(model, data)",
-            "# TEST: the estimates are close to the truth\n"
+            "# TEST: the estimates are close to the truth @full_run\n"
             "assert (data.w - model.w.reshape(data.w.shape)).abs().max() < 0.5\n"
             "assert (data.b - model.b).abs().max() < 0.5",
         ),
+        ("trainer.fit(model, data)", D2L_TESTS_TRAINING[0]),
         (
             "trainer.fit(model, data)",
             "# TEST: a batch's loss is finite\n"

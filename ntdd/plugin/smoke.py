@@ -42,6 +42,10 @@ class SmokeNotes:
 NOTES = pytest.StashKey[SmokeNotes]()
 
 
+def _needs_the_full_run(item: pytest.Item) -> bool:
+    return item.get_closest_marker(FULL_RUN) is not None and runtime_of(item) is not None
+
+
 class SmokeHooks:
     """The session's smoke mode: registered with ntdd's session when it is on."""
 
@@ -60,9 +64,19 @@ class SmokeHooks:
         with self.run.running(runtime):
             return (yield)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if _needs_the_full_run(item):
+                item.add_marker(pytest.mark.skip(reason=NEEDS_THE_FULL_RUN))
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if item.get_closest_marker(FULL_RUN) is not None and runtime_of(item) is not None:
+        """Where the session woke after collection (an exported module without `--ntdd`)."""
+        marked = any(
+            m.kwargs.get("reason") == NEEDS_THE_FULL_RUN for m in item.iter_markers("skip")
+        )
+        if _needs_the_full_run(item) and not marked:
             pytest.skip(NEEDS_THE_FULL_RUN)
 
     @pytest.hookimpl(wrapper=True)
