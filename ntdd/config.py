@@ -6,6 +6,7 @@
     devices = ["cpu", "cuda"]     # devices that `device` tests run on
     timeout = 60                  # seconds per test, setup included
     report = "ntdd-report.html"   # `pytest --ntdd` writes its HTML report there
+    run_untested = true           # `pytest --ntdd` runs notebooks without tests, one test each
     smoke = true                  # `pytest --ntdd` runs every notebook in smoke mode
     smoke_batches = 4             # ...where a DataLoader yields at most 4 batches a pass
     smoke_epochs = 2              # ...and a training loop runs at most 2 times
@@ -37,7 +38,18 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_names")
-KEYS = frozenset({"output", "template", "devices", "timeout", "parameters", "report", *SMOKE_KEYS})
+KEYS = frozenset(
+    {
+        "output",
+        "template",
+        "devices",
+        "timeout",
+        "parameters",
+        "report",
+        "run_untested",
+        *SMOKE_KEYS,
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,7 @@ class Config:
     timeout: float | None = None
     parameters: Parameters = field(default_factory=Parameters)
     report: Path | None = None  # where `pytest --ntdd` writes its HTML report
+    run_untested: bool | None = None  # `pytest --ntdd` runs notebooks without tests
     smoke: bool | None = None  # `pytest --ntdd` runs notebooks in smoke mode
     smoke_caps: dict[str, Any] = field(default_factory=dict)  # `smoke_*` keys, as given
     source: Path | None = None  # the pyproject.toml read, if any
@@ -106,6 +119,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         timeout=parse_timeout(table["timeout"], str(pyproject)) if "timeout" in table else None,
         parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
         report=base / _str(table, "report", pyproject) if "report" in table else None,
+        run_untested=_bool(table, "run_untested", pyproject),
         smoke=_bool(table, "smoke", pyproject),
         smoke_caps={key: table[key] for key in SMOKE_KEYS[1:] if key in table},
         source=pyproject,

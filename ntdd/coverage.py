@@ -41,6 +41,7 @@ from ntdd.notebook.cell_code import to_python
 from ntdd.notebook.positions import FileLines, file_lines, line_in_file
 from ntdd.notebook.read import notebook_of_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES
+from ntdd.values import Notebook
 
 # The names ntdd compiles a notebook's code under: its module, and cells compiled alone.
 _COMPILED = re.compile(r" \((?:ntdd module|(?:setup |test )?cell \d+(?:, id [^)]*)?)\)$")
@@ -121,7 +122,27 @@ class NotebookReporter(coverage.FileReporter):
         self.lines()
         return {self._first_lines.get(line, line) for line in lines}
 
-    def _analyse(self) -> set[int]:
+    def source(self) -> str:
+        """The text `coverage html` shows, one line for each line of the file: a `.ipynb`'s
+        code cells as their source reads, each under a line naming the cell, at the file
+        lines that hold them; a jupytext notebook as it is.
+
+        The file's own text is JSON, where a cell's line is a quoted string.
+        """
+        data, notebook, positions = self._read()
+        if Path(self.filename).suffix in TEXT_SUFFIXES:
+            return data.decode("utf-8-sig")
+        shown = [""] * (data.count(b"\n") + 1)
+        for cell, lines in zip(notebook.cells, positions, strict=False):
+            if cell.cell_type != "code" or not lines:
+                continue
+            if lines[0] > 1 and not shown[lines[0] - 2]:
+                shown[lines[0] - 2] = f"# {cell.label}"
+            for line, text in zip(lines, cell.source.splitlines(), strict=False):
+                shown[line - 1] = f"{shown[line - 1]}  {text}" if shown[line - 1] else text
+        return "\n".join(shown)
+
+    def _read(self) -> tuple[bytes, Notebook, FileLines]:
         path = Path(self.filename)
         try:
             data = path.read_bytes()
@@ -130,7 +151,10 @@ class NotebookReporter(coverage.FileReporter):
             raise NoSource(f"No source for code: '{self.filename}': {e.strerror}") from e
         except NtddError as e:  # changed since it ran, into a file that is no notebook
             raise NoSource(f"No source for code: {e}") from e
-        positions = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
+        return data, notebook, file_lines(data, notebook, path.suffix in TEXT_SUFFIXES)
+
+    def _analyse(self) -> set[int]:
+        _, notebook, positions = self._read()
         statements: set[int] = set()
         for cell, lines in zip(notebook.cells, positions, strict=False):
             if cell.cell_type == "code" and lines:

@@ -12,6 +12,9 @@ DEFAULT_SMOKE_BATCHES = 4
 DEFAULT_SMOKE_EPOCHS = 2
 DEFAULT_SMOKE_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "max_steps", "max_iters")
 
+# The docs page of the `# TEST` grammar, where messages send someone who has no test yet.
+WRITING_TESTS = "https://github.com/ntdd-dev/ntdd/blob/main/docs/writing-tests.md"
+
 PLUGIN = "ntdd.plugin"  # the plugin's module; "ntdd" is the name its entry point gives it
 
 

@@ -22,7 +22,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -217,3 +217,38 @@ def _condition(
         elif matrix and contexts.get(matrix[1]) != matrix[2]:
             return False
     return True
+
+
+def starts_workflow(patterns: Sequence[str], path: str) -> bool:
+    """Whether a change to *path* starts a workflow whose `paths:` are *patterns*, as
+    GitHub's filter cheat sheet has it: the last pattern that matches decides, and one
+    that starts with `!` excludes."""
+    started = False
+    for pattern in patterns:
+        if pattern.startswith("!"):
+            started = started and not _filter_matches(pattern[1:], path)
+        else:
+            started = started or _filter_matches(pattern, path)
+    return started
+
+
+def _filter_matches(pattern: str, path: str) -> bool:
+    """`**` any characters (`**/`, any folders), `*` any but `/`, `?` and `+` zero or
+    one and one or more of the character before, `[...]` one of those listed, and `\\`
+    escaping the next special character (any other is itself)."""
+    regex, i = "", 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and pattern[i + 1 : i + 2] in ("*", "?", "+", "[", "!", "\\"):
+            regex, i = regex + re.escape(pattern[i + 1]), i + 2
+        elif pattern.startswith("**/", i):  # any folders, none too: `**/README.md`
+            regex, i = regex + "(.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            regex, i = regex + ".*", i + 2
+        elif c == "[":
+            end = pattern.index("]", i)
+            regex, i = regex + pattern[i : end + 1], end + 1
+        else:
+            regex += "[^/]*" if c == "*" else c if c in "?+" else re.escape(c)
+            i += 1
+    return re.fullmatch(regex, path) is not None

@@ -12,6 +12,11 @@ of the kernel's run too.
 
 ntdd's verdict for the same test: failed, errored or xfailed is *raised*;
 passed or xpassed is not; skipped tests are not compared.
+
+For a notebook without tests (`--ntdd-run-untested`), the oracle is Run All
+itself (`run_all`): the cells in order, stopping at the first that raises
+(one tagged `raises-exception` may), and ntdd's verdict is the cell its one
+test names as the one that raised (`first_failures`).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +194,58 @@ def _cell(cell: Any) -> Any:
     from ntdd.values import Cell
 
     return Cell(0, "code", cell.source, None, tuple(cell.get("metadata", {}).get("tags", ())))
+
+
+def run_all(path: Path, timeout: int = 120) -> int | None:
+    """The cell where a kernel's Run All of *path* stops, or None when it runs to the end.
+
+    Cells are numbered as ntdd numbers them (every cell counts, from 1). The
+    saved outputs are cleared first; cells tagged `skip-execution` are not run,
+    as nbclient (and Jupyter) leave them; one tagged `raises-exception` may
+    raise. The notebook's folder is the kernel's working directory. A cell
+    that runs past *timeout* seconds is where it stops.
+    """
+    import nbclient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    nb = nbformat.read(str(path), as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    raised: list[int] = []
+
+    def on_error(cell: Any, cell_index: int, execute_reply: Any) -> None:
+        if not markers.RAISES_TAGS.intersection(cell.get("metadata", {}).get("tags", ())):
+            raised.append(cell_index + 1)
+
+    started: list[int] = []
+    client = nbclient.NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+        on_cell_error=on_error,
+        on_cell_start=lambda cell, cell_index: started.append(cell_index + 1),
+    )
+    try:
+        client.execute()
+    except CellExecutionError:
+        pass
+    except CellTimeoutError:
+        return started[-1]
+    return raised[0] if raised else None
+
+
+def first_failures(junit: Path) -> dict[str, int | None]:
+    """Notebook file name -> the cell its test names as the one that raised (None: it
+    passed), from a `pytest --ntdd --ntdd-run-untested --junitxml` run. A notebook
+    with nothing to run has no test, and is not in it."""
+    found: dict[str, int | None] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = Path(case.get("classname", "")).name
+        failed = case.find("error") is not None or case.find("failure") is not None
+        cell = next(
+            (p.get("value") for p in case.iter("property") if p.get("name") == "cell"), None
+        )
+        found[name] = int(cell) if failed and cell is not None else (0 if failed else None)
+    return found

@@ -123,6 +123,26 @@ def test_the_faults_benchmark_compares_ntdd_faults_with_one_test_run(tmp_path: P
     assert "Target: `ntdd faults` ≤ 3\u00d7 one test run: " in report
 
 
+@pytest.mark.slow
+def test_the_untested_benchmark_holds_ntdd_and_nbmake_to_a_kernels_run_all(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("nbmake")
+    out = tmp_path / "untested.md"
+    quick = ["--only", "subword", "--rounds", "1", "--warmup", "0", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "untested.py"), *quick],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
+    assert done.returncode == 0, done.stderr
+    report = out.read_text(encoding="utf-8")
+    assert "| ntdd | 1/1 | 1/1 | none |" in report and "| nbmake | 1/1 | 1/1 | none |" in report
+    assert "| d2l-pytorch-colab__subword-embedding.ipynb | runs | runs | runs |" in report
+    assert "| `pytest --nbmake` | " in report and "nbmake ÷ ntdd, CPU, paired" in report
+
+
 def _workloads() -> ModuleType:
     sys.path.insert(0, str(BENCHMARKS))
     try:

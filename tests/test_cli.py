@@ -296,6 +296,61 @@ def test_list_changed_tests_every_notebook_when_a_dependency_changed(
     )
 
 
+def test_list_writes_pytest_an_args_file_of_paths_none_read_as_an_option(
+    pytester: pytest.Pytester, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """`pytest @FILE` reads one argument a line: `-draft.ipynb` there is an option,
+    `@notes.ipynb` another file of arguments; `./-draft.ipynb` is the notebook."""
+    names = ["-draft.ipynb", "-pno:old.ipynb", "@notes.ipynb", "nbs/a b.ipynb"]
+    for name in names:
+        write_notebook(pytester.path / name, ["# TEST\nassert True"])
+    assert main(["list", "-z", "--args-file", "args", "--", *names]) == 0
+    assert capsysbinary.readouterr().out == b"".join(n.encode() + b"\0" for n in names)
+    assert (pytester.path / "args").read_text() == "".join(f"./{n}\n" for n in names)
+    result = run(pytester, "--ntdd", "--collect-only", "-q", "@args")
+    assert result.ret == 0
+    assert [line.split("::")[0] for line in result.outlines if "::" in line] == names
+
+
+def test_list_names_a_link_to_a_deleted_notebook_and_lists_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """pytest stops at a path that is not there and tests nothing: the link is named,
+    one line, the others are listed, and the exit is 2."""
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "a.ipynb", ["# TEST\nassert True"])
+    (tmp_path / "nbs" / "old.ipynb").symlink_to("gone.ipynb")
+    (tmp_path / "files").write_bytes(b"nbs/a.ipynb\0nbs/old.ipynb\0")
+    summary = tmp_path / "summary.md"
+    args = ["list", "-z", "--files-from", "files", "--args-file", "args", "--summary", "summary.md"]
+    assert main([*args, "nbs"]) == 2
+    printed = capfdbinary.readouterr()
+    assert printed.out == b"nbs/a.ipynb\0"
+    assert (tmp_path / "args").read_text() == "./nbs/a.ipynb\n"
+    error = "nbs/old.ipynb: a link to gone.ipynb, which does not exist; fix the link or remove it"
+    assert printed.err.decode().splitlines()[0] == f"ntdd: error: {error}"
+    assert summary.read_text() == (
+        f"**Notebooks:** testing 1: every notebook.\n\n- ❌ not tested: {error}\n\n"
+    )
+
+
+def test_list_refuses_a_name_the_args_file_cannot_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("a.ipynb", "two\nlines.ipynb"):
+        write_notebook(tmp_path / name, ["# TEST\nassert True"])
+    assert main(["list", "-z", "--args-file", "args", "."]) == 2
+    printed = capfdbinary.readouterr()
+    assert printed.out == b"a.ipynb\0"
+    assert (tmp_path / "args").read_text() == "./a.ipynb\n"
+    assert (
+        b"ntdd: error: 'two\\nlines.ipynb': a line break in its name, which pytest's "
+        b"arguments file cannot hold"
+    ) in printed.err
+    assert main(["list", "-z", "."]) == 0  # the NUL-ended list holds any name
+
+
 @pytest.mark.parametrize("command", ["list", "faults"])
 def test_a_summary_file_that_cannot_be_written_is_one_line_naming_it(
     command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]

@@ -83,7 +83,8 @@ def test_check_lists_a_stale_module_naming_the_cells(
     before = snapshot(module)
     assert main(["export", "--check", str(circle)]) == 1
     assert (
-        capsys.readouterr().out == f"{module}: stale: the notebook changed in cell id {cell_id}\n"
+        capsys.readouterr().out
+        == f"{module}: stale: the notebook changed in cell 3 (id {cell_id})\n"
     )
     assert snapshot(module) == before
 

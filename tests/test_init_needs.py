@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ntdd.commands.dependencies import declared
+from ntdd.commands.depends import code_sources, named_paths, names
 from ntdd.commands.needs import Pins, cell_imports, requirement_lines, resolve
 from ntdd.commands.origin import Origin
 from ntdd.values import Cell
@@ -137,3 +138,47 @@ def test_the_dependency_files_a_repository_has(tmp_path: Path) -> None:
 def test_a_pyproject_without_a_project_installs_nothing(tmp_path: Path, text: str) -> None:
     (tmp_path / "pyproject.toml").write_text(text)
     assert declared(tmp_path, ".").package is None
+
+
+# -- what the notebooks depend on outside their folder ---------------------------
+
+
+def test_the_paths_a_notebook_names_are_read_from_its_folder_as_a_kernel_opens_them() -> None:
+    named = named_paths(
+        "nbs/ch1/fit.ipynb",
+        cells(
+            "import os, pathlib, sys\nsys.path.append('..')\nos.chdir('../..')",  # where it is
+            "rows = open('../../data/train.csv')\nlabels = pathlib.Path('..') / 'labels.csv'",
+            "cfg = os.path.join('..', '..', 'configs', 'model.yaml')",
+            "%cd ../../..\nsplit = f'../../data/splits/{name}.csv'\npngs = '../../figs/*.png'",
+            "url = 'https://example.com/x.csv'\netc = '/etc/passwd'\nup = '../../../x.csv'",
+        ),
+    )
+    for path in ("data/train.csv", "nbs/labels.csv", "configs/model.yaml"):
+        assert path in named
+    assert "data/splits" in named and "figs" in named  # the folder before the pattern
+    assert not {"nbs", "nbs/ch1", ".", "etc/passwd", "x.csv"} & set(named)
+    assert not any(p.startswith(("..", "/")) or "://" in p for p in named)
+    assert names("data/splits/new.csv", named) and not names("data/other.csv", named)
+
+
+def test_the_code_a_notebook_runs_is_the_installed_package_and_the_modules_it_imports(
+    tmp_path: Path,
+) -> None:
+    for name in ("src/course/__init__.py", "helpers.py", "nbs/local.py", "scripts/x.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("import shared\n" if name == "helpers.py" else "")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "util.py").write_text("")
+    (tmp_path / "data").mkdir()  # no Python in it: `import data` is no module of the repository
+    imports = [("nbs/fit.ipynb", ("helpers", "local", "numpy", "data"))]
+    assert code_sources(tmp_path, None, imports) == ("helpers.py", "nbs/local.py", "shared/")
+    assert code_sources(tmp_path, "pyproject.toml", [])[0] == "src/"
+    (tmp_path / "src" / "course" / "__init__.py").unlink()
+    (tmp_path / "src" / "course").rmdir()
+    (tmp_path / "src").rmdir()
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "__init__.py").write_text("")
+    (tmp_path / "pyproject.toml").write_text('[tool.setuptools]\npackage-dir = {"" = "lib"}\n')
+    (tmp_path / "lib").mkdir()
+    assert code_sources(tmp_path, "pyproject.toml", []) == ("lib/", "course/", "helpers.py")

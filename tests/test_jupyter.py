@@ -482,6 +482,22 @@ def test_ntdd_on_a_saved_notebook_whose_test_fails_raises(
     assert str(error) == "pytest --ntdd lab.ipynb failed (exit code 1)"
 
 
+@slow
+@pytest.mark.parametrize("name", ["-draft.ipynb", "-pno:old.ipynb", "@notes.ipynb"])
+def test_ntdd_runs_a_saved_notebook_whose_name_looks_like_an_option(
+    shell: Any, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """The child's pytest took `-pno:old.ipynb` for `-p no:old.ipynb`, and ran the
+    project's testpaths instead of the notebook: its failing test never ran."""
+    Path("pyproject.toml").write_text('[tool.pytest.ini_options]\ntestpaths = ["tests"]\n')
+    Path("tests").mkdir()
+    nbformat.write(make_notebook(["x = 1", "# TEST: x is two\nassert x == 2"]), name)
+    shell.user_ns["__session__"] = name  # as JupyterLab tells the kernel
+    printed, error = run_cell(shell, "%ntdd", capsys)
+    assert f"FAILED {name}::test_x_is_two" in printed
+    assert isinstance(error, NotebookTestFailure)
+
+
 def test_ntdd_without_a_saved_notebook_says_how_to_name_one(
     shell: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run
+from conftest import export, run
 
 # The inner runs are in-process: this suite's `filterwarnings = error` is under their filters.
 SHOWN = ("nb.ipynb", "-W", "default::UserWarning")
@@ -53,8 +53,12 @@ def test_a_dropped_magic_is_no_error_under_filterwarnings_error(
     pytester: pytest.Pytester, notebook: Callable[..., Path]
 ) -> None:
     pytester.makeini("[pytest]\nfilterwarnings = error\n")
-    notebook(["x = 1\n%pip install nothing-at-all", "# TEST: x\nassert x == 1"])
+    path = notebook(["x = 1\n%pip install nothing-at-all", "# TEST: x\nassert x == 1"])
     result = run(pytester, "--ntdd", "nb.ipynb")
+    result.assert_outcomes(passed=1)  # said as the notebook is read, and not again
+    result.stdout.fnmatch_lines(["ntdd: warning: *'%pip install nothing-at-all' will be dropped*"])
+    assert export(path) == 0
+    result = run(pytester, "test_nb.py")  # an exported module says so as the cell runs
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*NtddWarning*%pip install nothing-at-all*dropped*"])
 

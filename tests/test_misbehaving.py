@@ -27,14 +27,19 @@ def next_notebook(notebook: Any) -> Path:
     ("setup", "test", "outcomes", "message"),
     [
         ("x = 1", "import sys\nsys.exit(3)", {"failed": 1}, "*SystemExit: 3*"),
-        ("import sys\nsys.exit(2)", "assert True", {"errors": 1}, "*raised SystemExit: 2*"),
+        (
+            "import sys\nsys.exit(2)",
+            "assert True",
+            {"errors": 1},
+            "*SystemExit in setup cell 1: 2*",
+        ),
         (
             "x = 1",
             "raise KeyboardInterrupt",
             {"failed": 1},
             "*NotebookInterrupt*raised KeyboardInterrupt*",
         ),
-        ("raise KeyboardInterrupt", "assert True", {"errors": 1}, "*raised KeyboardInterrupt*"),
+        ("raise KeyboardInterrupt", "assert True", {"errors": 1}, "*Interrupt in setup cell 1*"),
         ("x = 1", "while True:\n    pass", {"failed": 1}, "*timed out after 0.5 s*"),
         ("while True:\n    pass", "assert True", {"errors": 1}, "*timed out after 0.5 s*"),
     ],
@@ -197,7 +202,7 @@ def test_a_timeout_is_not_an_exception_a_cell_may_raise_as_marked(
     )
     result = run(pytester, "--ntdd", "--ntdd-timeout", "0.5", "nb.ipynb")
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*raised NtddTimeout*"])
+    result.stdout.fnmatch_lines(["*NtddTimeout in setup cell 1*"])
     result.stdout.no_fnmatch_line("*as marked*")
 
 

@@ -116,7 +116,8 @@ def test_a_setup_cell_that_raised_is_marked_and_the_tests_it_errored_say_so(
         "nb-1-cell-4": "error",
     }
     assert "setup cell 2, id" in html and "ZeroDivisionError: division by zero" in html
-    assert "setup.ipynb::test_second: setup failed for device 'cpu': setup.ipynb" in html
+    assert "setup.ipynb::test_second: setup.ipynb (setup cell 2, id" in html
+    assert "raised ZeroDivisionError; its traceback is under test_first" in html
 
 
 def test_cells_show_this_runs_output_and_time_not_their_saved_outputs(

@@ -424,6 +424,34 @@ def test_write_atomic_refuses_a_file_that_is_not_writable(
     assert target.read_text() == "old"
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="renameat2 is Linux's")
+@pytest.mark.parametrize("saved_by", ["rename", "rewrite"])
+def test_a_save_landing_between_the_check_and_the_write_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, saved_by: str
+) -> None:
+    """The last check that the file still holds what was compared, and the write, are
+    one step: a save that lands just after the check is put back, and nothing is lost."""
+    from ntdd.notebook import files
+
+    target = tmp_path / "nb.ipynb"
+    target.write_text("compared")
+    checked = files._ensure_holds
+
+    def then_saved(path: Path, was: bytes | None) -> None:
+        checked(path, was)
+        if saved_by == "rename":  # Jupyter's atomic save
+            (tmp_path / "saving").write_text("saved")
+            os.replace(tmp_path / "saving", path)
+        else:
+            path.write_text("saved")
+
+    monkeypatch.setattr(files, "_ensure_holds", then_saved)
+    with pytest.raises(files.FileChangedError, match="changed on disk"):
+        files.write_atomic(target, "synced", was=b"compared")
+    assert target.read_text() == "saved"
+    assert [p.name for p in tmp_path.iterdir()] == ["nb.ipynb"]  # no temporary left
+
+
 @pytest.mark.parametrize("layout", ["crlf", "bom", "tabs"])
 def test_sync_keeps_a_notebooks_bytes_but_the_edited_cell(tmp_path: Path, layout: str) -> None:
     notebook = make_notebook(CELLS)
@@ -532,7 +560,7 @@ def test_nbconvert_goes_through_exports_guards(tmp_path: Path) -> None:
 
 def test_the_project_carries_the_hooks_for_both_kinds_of_file() -> None:
     text = (ROOT / ".pre-commit-hooks.yaml").read_text()
-    assert text.count(r"files: \.(ipynb|py)$") == 2
+    assert text.count(r"files: \.(ipynb|py|md)$") == 2
     assert text.count("--skip-other-files") == 2
 
 

@@ -44,7 +44,7 @@ def test_a_setup_error_and_a_collection_error_are_listed(
     (pytester.path / "broken.ipynb").write_text("")
     run(pytester, "--ntdd", "--ntdd-summary", "s.md", ".")
     text = (pytester.path / "s.md").read_text()
-    assert text.startswith("### ❌ ntdd: 2 error in ")
+    assert text.startswith("### ❌ ntdd: 2 errors in ")  # as pytest's tally words it
     assert "| `broken.ipynb` | error | collection | ntdd: broken.ipynb: empty file" in text
     assert "| `setup.ipynb::test_t` | error |" in text and "ZeroDivisionError" in text
 

@@ -65,8 +65,8 @@ def test_a_retry_loop_in_a_setup_cell_errors_its_tests(
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(
         [
-            "*SetupError: a.ipynb (setup cell 1, id *) raised NtddTimeout: "
-            "a.ipynb::test_t1 timed out after 1 s (ntdd timeout)",
+            "E   *NtddTimeout: a.ipynb::test_t1 timed out after 1 s (ntdd timeout)",
+            "a.ipynb*: NtddTimeout (setup cell 1, id *, line *)",
         ]
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED

@@ -218,6 +218,34 @@ def test_assert_finite_names_entries_of_a_collection() -> None:
         assert_finite(outputs, name="outputs")
 
 
+def test_assert_finite_checks_a_list_of_floats_naming_it_as_the_call_wrote_it() -> None:
+    """A training loop's `losses.append(loss.item())`, the most common thing to check."""
+    losses = [0.9, 0.5, float("nan"), float("inf")]
+    assert_finite([0.9, 0.5, 0.1])
+    expected = r"^non-finite values in 'losses':\n  losses\[2\] is nan\n  losses\[3\] is inf$"
+    with pytest.raises(AssertionError, match=expected):
+        assert_finite(losses)
+
+
+def test_assert_finite_checks_a_number() -> None:
+    loss = float("nan")
+    assert_finite(0.5)
+    with pytest.raises(AssertionError, match=r"^loss is nan$"):
+        assert_finite(loss)
+
+
+def test_the_helpers_name_a_tensor_as_the_call_wrote_it() -> None:
+    logits, batch = torch.zeros(4, 3), {"x": torch.zeros(2, dtype=torch.float64)}
+    with pytest.raises(AssertionError, match=r"^tensor 'logits': expected shape \(4, 2\)"):
+        assert_shape(logits, (4, 2))
+    with pytest.raises(AssertionError, match=r"^tensor 'batch\[\"x\"\]' has dtype torch.float64"):
+        assert_dtype(batch["x"], "float32")
+    with pytest.raises(AssertionError, match=r"^tensor: expected shape"):  # an expression
+        assert_shape(torch.zeros(1), (2,))
+    with pytest.raises(AssertionError, match=r"^tensor 'y' has 12 NaN"):  # the name given wins
+        assert_finite(logits / 0 * 0, name="y")
+
+
 # --- assert_close ------------------------------------------------------------------------
 
 
@@ -595,7 +623,7 @@ def _sgd() -> torch.optim.Optimizer:
             lambda: assert_same_device(None, torch.zeros(1), [0.0]),
             r"tensors\[1\] must be a torch.Tensor, got list",
         ),
-        (lambda: assert_finite(3.0), "obj must be a torch.Tensor or an nn.Module"),
+        (lambda: assert_finite("3.0"), "obj must be a torch.Tensor, an nn.Module or a number"),
         (lambda: assert_finite({"a": "b"}), r"tensor\['a'\] must be a torch.Tensor"),
         (lambda: assert_grad_flow(torch.zeros(1)), "model must be an nn.Module, got Tensor"),
         (lambda: assert_grad_flow(nn.Linear(1, 1), 0.5), "loss must be a torch.Tensor, got float"),

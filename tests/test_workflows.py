@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,15 @@ import jupytext
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
-from gha import RUN_UNTESTED_KNOWN, VENV_PATH, JobRun, load_job, run_job, run_script
+from gha import (
+    RUN_UNTESTED_KNOWN,
+    VENV_PATH,
+    JobRun,
+    load_job,
+    run_job,
+    run_script,
+    starts_workflow,
+)
 
 from ntdd.commands.cli import main
 from ntdd.notebook.files import find_notebooks
@@ -79,7 +88,8 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
         "ntdd-check": "ntdd export --check --skip-other-files",
         "ntdd-sync": "ntdd sync --skip-other-files",
     }
-    assert all(hook["files"] == r"\.(ipynb|py)$" for hook in hooks)
+    assert all(hook["files"] == r"\.(ipynb|py|md)$" for hook in hooks)
+    assert all(hook["additional_dependencies"] == ["jupytext>=1.16"] for hook in hooks)
     staged = (
         "sample_notebooks/data_prep.ipynb sample_notebooks/test_tiny_classifier.py"
         " ntdd/commands/cli.py"
@@ -93,6 +103,40 @@ def test_the_pre_commit_hooks_run_ntdd() -> None:
         env={**os.environ, "PATH": VENV_PATH},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def run_hook(
+    hook: dict[str, Any], staged: list[str], repo: Path
+) -> subprocess.CompletedProcess[str]:
+    """*hook* on the *staged* files its `files:` pattern takes, as pre-commit runs it."""
+    taken = [name for name in staged if re.search(hook["files"], name)]
+    return subprocess.run(
+        [*hook["entry"].split(), *taken],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": VENV_PATH},
+    )
+
+
+def test_the_pre_commit_hooks_check_a_myst_notebook_and_pass_over_other_markdown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A MyST `.md` notebook's edited test left its committed module stale, and the
+    hooks never looked: their `files:` took `.ipynb` and `.py` alone."""
+    hooks = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    monkeypatch.chdir(tmp_path)
+    write_any_notebook(tmp_path / "lab.md", ["x = 1", "# TEST: x\nassert x == 1"])
+    (tmp_path / "README.md").write_text("# Labs\n\nNo notebook here.\n")
+    assert main(["export", "lab.md"]) == 0
+    write_any_notebook(tmp_path / "lab.md", ["x = 1", "# TEST: x\nassert x == 2"])
+    check = run_hook(hooks["ntdd-check"], ["lab.md", "README.md"], tmp_path)
+    assert check.returncode == 1 and "test_lab_md.py: stale" in check.stdout, check.stdout
+    assert run_hook(hooks["ntdd-check"], ["README.md"], tmp_path).returncode == 0
+    synced = run_hook(hooks["ntdd-sync"], ["lab.md", "README.md"], tmp_path)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "assert x == 2" in (tmp_path / "test_lab_md.py").read_text()
+    assert run_hook(hooks["ntdd-check"], ["lab.md", "README.md"], tmp_path).returncode == 0
 
 
 # -- a user's repository, for `ntdd init` ---------------------------------------
@@ -233,7 +277,7 @@ def test_init_checks_committed_modules_and_says_so(
     commit(repo, "the exported modules")
     workflow, notes = dry_run(capsys)
     check = steps(workflow)["Check the generated test modules are current"]
-    assert check["run"] == 'xargs -0 ntdd export --check < "$RUNNER_TEMP/notebooks"'
+    assert check["run"] == 'xargs -0 ntdd export --check -- < "$RUNNER_TEMP/notebooks"'
     assert "generated modules are committed for 4 of 4 notebooks with tests" in notes
 
 
@@ -255,7 +299,7 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     workflow, notes = dry_run(capsys, "--modules", "tests/notebooks")
     check = steps(workflow)["Check the generated test modules are current"]
     assert check["env"] == {"MODULES": "tests/notebooks"}
-    assert 'ntdd export --check -o "$MODULES"' in check["run"]
+    assert 'ntdd export --check -o "$MODULES" --' in check["run"]
     assert (
         "warning: 2 notebooks with tests but no committed module "
         "(notebooks/ch1/devices.ipynb, notebooks/ch1/intro.ipynb)"
@@ -427,6 +471,59 @@ def test_without_a_dependency_file_pip_is_not_cached(
     assert "requirements" not in steps(workflow)["Install"]["run"]
 
 
+LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "lfs"),
+    [
+        ("*.ipynb filter=lfs diff=lfs merge=lfs -text\n", True),
+        ("notebooks/ch1/data/** filter=lfs diff=lfs merge=lfs -text\n", True),  # its data
+        ("*.bin filter=lfs diff=lfs merge=lfs -text\n", False),
+        ("*.ipynb diff=jupyternotebook\n", False),
+    ],
+    ids=["notebooks", "data beside them", "other files", "no lfs"],
+)
+def test_init_checks_out_with_git_lfs_where_gitattributes_stores_the_notebooks_files_in_it(
+    repo: Path, capsys: pytest.CaptureFixture[str], attributes: str, lfs: bool
+) -> None:
+    """Without it, the runner has each such file's pointer: a few lines of text."""
+    (repo / ".gitattributes").write_text(attributes)
+    (repo / "notebooks" / "ch2" / "big.ipynb").write_text(LFS_POINTER)  # as a runner has it
+    commit(repo, "attributes")
+    workflow, notes = dry_run(capsys, "--gpu-runner", "gpu")
+    for job in ("notebooks", "gpu"):
+        checkout = steps(workflow, job)["actions/checkout@v4"]["with"]
+        assert checkout == {"fetch-depth": 0, **({"lfs": True} if lfs else {})}
+    assert ("checks out with Git LFS (lfs: true)" in notes) is lfs
+    assert (
+        "warning: notebooks/ch2/big.ipynb: a Git LFS pointer, not the notebook: fetch the file "
+        "with `git lfs pull` (on GitHub Actions: actions/checkout with `lfs: true`)"
+    ) in notes
+
+
+@pytest.mark.slow
+def test_a_notebook_checked_out_as_its_git_lfs_pointer_fails_the_job_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_repo(tmp_path / "lfs", {"nbs/a.ipynb": PASSES})
+    (root / "nbs" / "big.ipynb").write_text(LFS_POINTER)  # a checkout without `lfs: true`
+    commit(root, "a pointer")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    assert (
+        "ntdd: nbs/big.ipynb: a Git LFS pointer, not the notebook: fetch the file with "
+        "`git lfs pull`" in done.logs["Run the notebooks' tests"]
+    )
+
+
 def test_dry_run_prints_the_workflow_and_writes_nothing(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -464,13 +561,32 @@ def test_init_outside_the_top_folder_is_refused(
         (["--shards", "0"], "--shards 0: expected 1 to 256 machines"),
         (["--gpu-runner", "a,b"], "--gpu-runner 'a,b': expected a runner label"),
         (["--notebooks", "nowhere"], "--notebooks nowhere: no such folder"),
+        (["--notebooks", "../"], "--notebooks ../: outside the repository ("),
+        (["--notebooks", "/etc"], "--notebooks /etc: outside the repository ("),
+        (["--notebooks", "docs"], "--notebooks docs: no notebooks there (.ipynb files, or "),
     ],
 )
 def test_bad_init_options_are_bad_input(
     repo: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
+    """One line, and no workflow that would test nothing."""
     assert main(["init", *args]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith(f"ntdd: error: {message}") and err.count("\n") == 1
+    assert not (repo / ".github").exists()
+
+
+def test_init_in_a_repository_without_notebooks_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "README.md").write_text("# No notebooks yet\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["init"]) == 2
+    assert capsys.readouterr().err == (
+        "ntdd: error: no notebooks (.ipynb files, or jupytext .py and .md notebooks, that git "
+        "tracks or would add): the workflow would test nothing\n"
+    )
+    assert not (tmp_path / ".github").exists()
 
 
 def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(
@@ -497,7 +613,7 @@ def test_faults_adds_the_faults_report_to_the_summary(
     workflow, notes = dry_run(capsys, "--faults")
     step = steps(workflow)["Report which faults the tests catch"]
     assert step["run"] == (
-        'xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" < "$RUNNER_TEMP/notebooks"'
+        'xargs -0 ntdd faults --report "$GITHUB_STEP_SUMMARY" -- < "$RUNNER_TEMP/notebooks"'
     )
     assert step["if"].startswith("always() && ")  # a report also when a test failed
     assert "faults" in notes
@@ -694,6 +810,161 @@ def test_a_deleted_notebook_is_not_tested(
     assert done.notebooks() == [] and done.ran == ["Install", "Pick the notebooks to test"]
 
 
+# A course whose notebooks run the repository's own code, from outside their folder.
+PACKAGED = {
+    "pyproject.toml": '[project]\nname = "course"\nversion = "1"\n',
+    "src/course/__init__.py": "from course.maths import double\n",
+    "src/course/maths.py": "def double(x):\n    return 2 * x\n",
+}
+FLAT = {
+    "pyproject.toml": '[project]\nname = "course"\nversion = "1"\n',
+    "course/__init__.py": "def double(x):\n    return 2 * x\n",
+    "tests/test_course.py": "def test_nothing():\n    pass\n",
+}
+BESIDE = {  # no project: the notebooks put the top folder on sys.path
+    "helpers.py": "from shared import double\n",
+    "shared.py": "def double(x):\n    return 2 * x\n",
+    "scripts/deploy.py": "print('deploying')\n",
+}
+USES_CODE = {
+    "notebooks/a.ipynb": [
+        "import sys\nsys.path.append('..')\nfrom course import double",
+        "# TEST\nassert double(2) == 4",
+    ],
+    "notebooks/b.ipynb": ["from course import double", "# TEST\nassert double(3) == 6"],
+}
+
+
+@pytest.mark.parametrize(
+    ("files", "changed", "every"),
+    [
+        (PACKAGED, "src/course/maths.py", True),
+        (PACKAGED, "README.md", False),
+        (FLAT, "course/__init__.py", True),
+        (FLAT, "tests/test_course.py", False),
+        (BESIDE, "shared.py", True),  # what helpers.py imports
+        (BESIDE, "scripts/deploy.py", False),
+    ],
+    ids=["src package", "a README", "flat package", "its tests", "an imported module", "a script"],
+)
+def test_a_change_to_the_code_the_notebooks_run_tests_every_notebook(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str],
+    changed: str,
+    every: bool,
+) -> None:
+    """The workflow installs the repository (`pip install -e .`), or the notebooks import
+    its modules from outside their folder: a pull request that changed that code alone
+    picked 0 notebooks, and its `paths:` did not start the workflow."""
+    notebooks = dict(USES_CODE)
+    if files is BESIDE:
+        notebooks["notebooks/b.ipynb"] = ["import sys\nsys.path.append('..')\nimport helpers"]
+    root = make_repo(tmp_path / "code", notebooks)
+    for name, text in {**files, "README.md": "# A course\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the code")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    paths = yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    assert starts_workflow(paths, changed) is every
+    assert ("a change to the repository's code the notebooks run (" in notes) is True
+    change(root, {changed: (root / changed).read_text() + "# changed\n"})
+    done = pick(workflow, root, tmp_path, base)
+    assert done.notebooks() == (sorted(notebooks) if every else [])
+
+
+@pytest.mark.slow
+def test_a_pull_request_that_breaks_only_the_installed_package_fails_every_notebook_using_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It picked 0 notebooks: the job was green."""
+    root = make_repo(tmp_path / "code", USES_CODE)
+    for name, text in PACKAGED.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the package")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    change(root, {"src/course/maths.py": "def double(x):\n    return x + 1\n"})
+    installed = {"PYTHONPATH": str(root / "src")}  # as the job's `pip install -e .` has it
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="pull_request",
+        base=base, check=False, env=installed,
+    )  # fmt: skip
+    assert done.notebooks() == sorted(USES_CODE)
+    assert done.failed == "Run the notebooks' tests"
+    assert failing_classes(tmp_path / "ci" / "ntdd-junit.xml") == {
+        nb.replace("/", ".") for nb in USES_CODE
+    }
+
+
+DATA_NOTEBOOKS = {
+    "notebooks/ch1/train.ipynb": [
+        "import pathlib\nrows = pathlib.Path('../../data/train.csv').read_text().split()",
+        "# TEST\nassert rows == ['1', '2']",
+    ],
+    "notebooks/ch1/splits.ipynb": [
+        "import pathlib\nsplit = 'test'\n"
+        "rows = pathlib.Path(f'../../data/splits/{split}.csv').read_text().split()",
+        "# TEST\nassert rows == ['3']",
+    ],
+    "notebooks/ch2/config.ipynb": [
+        "import os\nos.chdir('../..')  # the top folder\nimport pathlib\n"
+        "text = (pathlib.Path('configs') / 'model.yaml').read_text()",
+        "# TEST\nassert 'layers' in text",
+    ],
+    "notebooks/ch2/plain.ipynb": ["x = 1", "# TEST\nassert x == 1"],
+}
+DATA_FILES = {
+    "data/train.csv": "1 2\n",
+    "data/other.csv": "9\n",
+    "data/splits/test.csv": "3\n",
+    "configs/model.yaml": "layers: 2\n",
+    "README.md": "# A course\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("changed", "picked"),
+    [
+        ("data/train.csv", ["notebooks/ch1/train.ipynb"]),
+        ("data/splits/test.csv", ["notebooks/ch1/splits.ipynb"]),
+        ("data/splits/new.csv", ["notebooks/ch1/splits.ipynb"]),  # added after ntdd init
+        ("configs/model.yaml", ["notebooks/ch2/config.ipynb"]),
+        ("data/other.csv", []),  # in the data folder, but no notebook names it
+        ("README.md", []),
+    ],
+)
+def test_a_change_to_a_file_a_notebook_names_outside_their_folder_tests_that_notebook(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    changed: str,
+    picked: list[str],
+) -> None:
+    """`../../data/train.csv`, a folder before a placeholder, and `Path('configs') / …`
+    after an `os.chdir` to the top folder: a pull request that changed only such a file
+    picked 0 notebooks, and no `paths:` started the workflow."""
+    root = make_repo(tmp_path / "data", DATA_NOTEBOOKS)
+    for name, text in DATA_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    base = commit(root, "the data")
+    monkeypatch.chdir(root)
+    workflow, notes = dry_run(capsys)
+    paths = yaml.safe_load(workflow)[True]["pull_request"]["paths"]
+    assert starts_workflow(paths, changed) is (changed != "README.md")
+    assert "the notebooks name files outside notebooks/ (configs/, data/, data/splits/)" in notes
+    change(root, {changed: "changed\n"})
+    done = pick(workflow, root, tmp_path, base)
+    assert done.notebooks() == picked
+    if picked:
+        assert "and those naming a file it changes" in done.summary
+
+
 def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -862,6 +1133,132 @@ def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
         commit(root, f"change {changed}")
         done = pick(WORKFLOWS / "notebooks.yml", root, tmp_path / changed, base)
         assert sorted(done.notebooks()) == picked, changed
+
+
+FOLDERS = ["[course] notebooks", "C++ labs", "what?", "!drafts", "back\\slash", "a*b"]
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_an_edit_in_a_notebooks_folder_named_like_a_pattern_starts_the_workflow_and_is_picked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], folder: str
+) -> None:
+    """GitHub's `paths:` read `[course]` as one of c, o, u, r, s, e; `C++` as one or more
+    C; `what?` as wha or what; `!drafts` as an exclusion: no edit started the workflow."""
+    root = make_repo(tmp_path / "odd", {f"{folder}/a.ipynb": PASSES, f"{folder}/b.ipynb": PASSES})
+    (root / "README.md").write_text("# A course\n")
+    base = commit(root, "a README")
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--notebooks", folder)
+    on = yaml.safe_load(workflow)[True]
+    for event in ("push", "pull_request"):
+        assert starts_workflow(on[event]["paths"], f"{folder}/a.ipynb")
+        assert starts_workflow(on[event]["paths"], f"{folder}/data/x.csv")
+        assert not starts_workflow(on[event]["paths"], "README.md")
+    path = tmp_path / "lint" / ".github" / "workflows" / "ntdd.yml"
+    path.parent.mkdir(parents=True)
+    path.write_text(workflow)
+    done = actionlint(path)
+    assert done.returncode == 0, done.stdout
+    change(root, {f"{folder}/a.ipynb": None})
+    write_notebook(root / folder / "a.ipynb", FAILS)
+    commit(root, "a failing test")
+    assert pick(workflow, root, tmp_path, base).notebooks() == [f"{folder}/a.ipynb"]
+
+
+# -- what reaches pytest: every picked notebook, as a notebook, in one run ------
+
+PASSES = ["x = 1", "# TEST: x is one\nassert x == 1"]
+FAILS = ["x = 1", "# TEST: x is two\nassert x == 2"]
+
+
+def make_repo(root: Path, notebooks: dict[str, list[str]]) -> Path:
+    """A git repository of *notebooks*, committed on main."""
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    for name, cells in notebooks.items():
+        write_notebook(root / name, cells)
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "notebooks")
+    return root
+
+
+def failing_classes(report: Path) -> set[str]:
+    """The notebooks (JUnit classnames) with a failed test."""
+    root = ET.parse(report).getroot()
+    return {c.get("classname", "") for c in root.iter("testcase") if c.find("failure") is not None}
+
+
+@pytest.mark.slow
+def test_notebooks_named_like_options_reach_pytest_and_ntdd_faults_as_notebooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In the top folder, `-draft.ipynb` was pytest's `-d -r aft.ipynb`, and
+    `-pno:old.ipynb` its `-p no:old.ipynb`: their failing tests never ran."""
+    hostile = ["-draft.ipynb", "-pno:old.ipynb", "@notes.ipynb"]
+    root = make_repo(tmp_path / "top", {**dict.fromkeys(hostile, FAILS), "ok.ipynb": PASSES})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval", "--faults")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    report = tmp_path / "ci" / "ntdd-junit.xml"
+    assert {c for c, _ in junit_cases(report)} == {*hostile, "ok.ipynb"}
+    assert failing_classes(report) == set(hostile)
+    faults = done.logs["Report which faults the tests catch"]
+    assert "could not run" not in faults and "error" not in faults
+    for name in hostile:
+        assert f"| `{name}` |" in done.summary
+
+
+LONG_FOLDER = "/".join(["nbs", *(f"{n:02d}" + "x" * 238 for n in range(12))])  # 2,900 bytes
+
+
+@pytest.mark.slow
+def test_one_pytest_run_takes_a_list_longer_than_xargs_puts_in_one_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Past 128 KiB of names xargs runs pytest again for the rest: the JUnit XML, the
+    report and the summary held the last run's alone, green while the first failed."""
+    names = [f"{LONG_FOLDER}/nb{n:02d}.ipynb" for n in range(50)]
+    assert sum(len(n) + 1 for n in names) > 128 * 1024
+    root = make_repo(tmp_path / "long", {n: FAILS if n == names[0] else PASSES for n in names})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    assert done.failed == "Run the notebooks' tests"
+    report = tmp_path / "ci" / "ntdd-junit.xml"
+    assert len(junit_cases(report)) == 50
+    assert failing_classes(report) == {names[0].replace("/", ".")}
+    assert "### ❌ ntdd: 1 failed, 49 passed" in done.summary
+    page = (tmp_path / "ci" / "ntdd-report.html").read_text()
+    assert page.count('data-ntdd-outcome="failed"') >= 1 and names[0] in page
+
+
+@pytest.mark.slow
+def test_a_link_to_a_deleted_notebook_is_named_the_others_tested_and_the_job_red(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest stopped at the missing path ("file or directory not found", exit 4) and
+    tested nothing."""
+    root = tmp_path / "linked"
+    (root / "nbs").mkdir(parents=True)
+    (root / "nbs" / "old.ipynb").symlink_to("gone.ipynb")
+    make_repo(root, {"nbs/a.ipynb": PASSES})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--no-nbval")
+    done = run_job(
+        workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+    )
+    error = "nbs/old.ipynb: a link to gone.ipynb, which does not exist; fix the link or remove it"
+    assert f"ntdd: error: {error}" in done.logs["Pick the notebooks to test"]
+    assert done.notebooks() == ["nbs/a.ipynb"]
+    assert "Run the notebooks' tests" in done.ran
+    assert junit_cases(tmp_path / "ci" / "ntdd-junit.xml") == {("nbs.a.ipynb", "test_x_is_one")}
+    assert done.failed == "Fail for the notebooks that could not be tested"
+    assert f"- ❌ not tested: {error}" in done.summary
 
 
 # -- every run: step, run here -------------------------------------------------

@@ -1,8 +1,9 @@
 """The `ntdd` command line: its subcommands, their options, and `main`.
 
-What each subcommand then does is in `module_commands` (export, sync) and
-`project_commands` (faults, list, init); both load the heavy parts (Jinja,
-nbformat, pytest) only when they run, so `ntdd --help` stays quick.
+What each subcommand then does is in `module_commands` (export, sync),
+`project_commands` (faults, list, init) and `mark`; they load the heavy
+parts (Jinja, nbformat, pytest) only when they run, so `ntdd --help` stays
+quick.
 
 Exit codes: 0 done; 1 nothing to do, a check failed, or a sync was refused;
 2 bad input (a file that is not a notebook, a foreign file in the way, a bad
@@ -20,6 +21,7 @@ from typing import TypeVar
 
 from ntdd._version import __version__
 from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, print_error
+from ntdd.commands.mark import mark_command
 from ntdd.commands.module_commands import export_command, sync_command
 from ntdd.commands.project_commands import faults_command, init_command, list_command
 from ntdd.errors import NtddError
@@ -95,7 +97,20 @@ def _parser() -> argparse.ArgumentParser:
 
     listing = _command(sub, "list", list_command, "list the notebooks that ntdd finds and tests")
     _list_options(listing)
+
+    mark = _command(sub, "mark", mark_command, "add `# TEST` to the cells that are already checks")
+    _mark_options(mark)
     return parser
+
+
+def _mark_options(mark: argparse.ArgumentParser) -> None:
+    mark.add_argument("paths", nargs="*", default=["."], metavar="NOTEBOOK_OR_DIR")
+    mark.add_argument(
+        "--write",
+        action="store_true",
+        help="write the `# TEST` lines into the notebooks; without it, show the diff "
+        "and exit 1 when there is one",
+    )
 
 
 def _list_options(listing: argparse.ArgumentParser) -> None:
@@ -118,13 +133,21 @@ def _list_options(listing: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="only those a change to the files FILE names can break (e.g. from "
-        "`git diff -z --name-only`): every notebook when a file beside them changed",
+        "`git diff -z --name-only`): every notebook when a file beside them changed, "
+        "and those whose code names a changed file",
     )
     listing.add_argument(
         "--depends-on",
         type=_pattern,
         metavar="REGEX",
         help="with --changed: a changed file that matches it tests every notebook",
+    )
+    listing.add_argument(
+        "--args-file",
+        type=Path,
+        metavar="FILE",
+        help="also write the notebooks to FILE as `pytest @FILE` reads them: one a line, "
+        "each as a path (./-draft.ipynb is no option)",
     )
     listing.add_argument(
         "--summary",

@@ -91,14 +91,14 @@ class Drift:
         return bool(self.edited) or self.frame_edited
 
     @property
-    def stale_cells(self) -> tuple[str, ...]:
+    def stale_cells(self) -> tuple[Region, ...]:
         """Test cells the notebook changed, added or removed since the export."""
         changed = [
-            _key(s.fresh or s.region)
+            s.fresh or s.region
             for s in self.regions
             if s.changed_in_notebook and not s.agreed and not s.edited
         ]
-        return tuple(changed + [_key(r) for r in self.added])
+        return tuple(changed + list(self.added))
 
     @property
     def setup_changed(self) -> bool:
@@ -225,15 +225,9 @@ def _by_content(region: Region, candidates: list[Region]) -> Region | None:
     return None
 
 
-def _key(region: Region) -> str:
-    return region.id or f"#{region.index}"
-
-
-def describe_cells(keys: tuple[str, ...] | list[str]) -> str:
-    """`("1a2b", "#4")` -> "cell id 1a2b, cell 4": ids where cells have them."""
-    return ", ".join(
-        f"cell {key.lstrip('#')}" if key.startswith("#") else f"cell id {key}" for key in keys
-    )
+def describe_cells(regions: tuple[Region, ...] | list[Region]) -> str:
+    """ "cell 4 (id 1a2b), cell 7": each cell by its number, with its id where it has one."""
+    return ", ".join(f"cell {r.index}" + (f" (id {r.id})" if r.id else "") for r in regions)
 
 
 def describe_states(states: tuple[RegionState, ...]) -> str:

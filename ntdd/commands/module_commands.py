@@ -117,7 +117,9 @@ def sync_command(args: argparse.Namespace) -> int:
             print_error(e, args.debug)
             failures += 1
             continue
-        cells = f" (cells {', '.join(map(str, done.cells))} written back)" if done.cells else ""
+        word = "cell" if len(done.cells) == 1 else "cells"
+        listed = ", ".join(map(str, done.cells))
+        cells = f" ({word} {listed} written back)" if done.cells else ""
         print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
     return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK
 

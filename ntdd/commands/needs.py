@@ -72,10 +72,19 @@ def cell_imports(cells: Iterable[Cell]) -> Imports:
             python = to_python(cell.source)
         except SyntaxError:
             continue
-        modules.update(dict.fromkeys(_imported(python.tree)))
+        modules.update(dict.fromkeys(imported(python.tree)))
         for call in python.magics:
             named.update(dict.fromkeys(_pip_requirements(call)))
     return Imports(tuple(modules), tuple(named))
+
+
+def imported(tree: ast.Module) -> Iterator[str]:
+    """The top-level names *tree* imports absolutely: `sklearn` for `from sklearn.svm import X`."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            yield node.module.split(".")[0]
 
 
 def third_party(module: str) -> bool:
@@ -168,14 +177,6 @@ def _pinned(name: str, version: str, origin: Origin | None) -> tuple[str, str | 
     if origin is None:
         return f"{name}=={_public(version)}", None
     return origin.requirement(name), origin.note if origin.warning else None
-
-
-def _imported(tree: ast.Module) -> Iterator[str]:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            yield from (alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            yield node.module.split(".")[0]
 
 
 def _pip_requirements(call: MagicCall) -> Iterator[str]:

@@ -6,21 +6,26 @@ own lists (`git ls-files -z`, `git diff -z --name-only`: names verbatim,
 NUL-ended, whatever bytes they hold) and gets back the notebooks among them.
 
 On a pull request, a change to what every notebook depends on tests every
-notebook: a dependency file (the workflow's pattern), or any other file
-inside the notebooks' folder or beside or below a notebook. Otherwise the
-notebooks the change touches are tested; a paired text notebook's change
-tests its `.ipynb`, and a generated module's change (a hand edit that
-`ntdd export --check` refuses, as the pre-commit hook does) tests the
-notebook its header names, wherever the module is.
+notebook: a dependency file or the repository's code the notebooks run (the
+workflow's pattern), or any other file inside the notebooks' folder or
+beside or below a notebook. Otherwise the notebooks the change touches are
+tested; a paired text notebook's change tests its `.ipynb`, a generated
+module's change (a hand edit that `ntdd export --check` refuses, as the
+pre-commit hook does) tests the notebook its header names, wherever the
+module is, and a change to a file elsewhere tests the notebooks whose code
+names it (`depends.named_paths`: `"../data/train.csv"`).
 """
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ntdd.commands.depends import files_named, names
 from ntdd.notebook.files import notebooks_among
 
 
@@ -38,10 +43,13 @@ def pick(
     changed: Sequence[str] | None = None,
     depends_on: re.Pattern[str] | None = None,
     sources: Mapping[str, Path] | None = None,
+    named: Callable[[Path], Sequence[str]] = files_named,
 ) -> Picked:
     """The notebooks among *tracked* to test; all of them unless *changed* narrows it.
 
-    *sources* maps a changed generated module to the notebook its header names."""
+    *sources* maps a changed generated module to the notebook its header names;
+    *named* says which files a notebook's code names, read only where a file
+    outside the notebooks changed."""
     present = {Path(name) for name in tracked}  # what a checkout has: pairs, deletions
     every = tuple(notebooks_among(tracked, folders, present))
     if changed is None:
@@ -63,9 +71,45 @@ def pick(
     if because is not None:
         return Picked(every, f"{because} changed, so every notebook")
     touched = set(notebooks_among(changed, folders, present)) | set(modules.values())
-    return Picked(
-        tuple(n for n in every if n in touched), "the notebooks this pull request changes"
-    )
+    others = [n for n in changed if n not in modules and not _notebook_file(n, folders, present)]
+    reading = {nb for nb in every if others and _names_any(others, named(nb))}
+    why = "the notebooks this pull request changes"
+    why += ", and those naming a file it changes" if reading - touched else ""
+    return Picked(tuple(n for n in every if n in touched | reading), why)
+
+
+def _names_any(changed: Sequence[str], named: Sequence[str]) -> bool:
+    return any(names(name, named) for name in changed)
+
+
+def untestable(notebook: Path, args_file: bool) -> str | None:
+    """Why *notebook*, picked, cannot be handed to pytest, in words; None when it can.
+
+    A committed link to a notebook that was deleted or moved is named, not
+    passed on: pytest stops at a path that is not there ("file or directory
+    not found") and tests nothing. With *args_file* (`pytest @FILE`: one name
+    a line, read as text), a name that a line break splits cannot be written
+    there, nor, before Python 3.12 (which reads the file as the file system's
+    names), one that is not UTF-8."""
+    if notebook.is_symlink() and not notebook.exists():
+        target = os.readlink(notebook)
+        return f"{notebook}: a link to {target}, which does not exist; fix the link or remove it"
+    name = str(notebook)
+    if not args_file:
+        return None
+    if len(f"-{name}-".splitlines()) > 1:
+        return f"{name!r}: a line break in its name, which pytest's arguments file cannot hold"
+    if sys.version_info < (3, 12) and not _utf8(name):
+        return f"{name!r}: not UTF-8, which pytest's arguments file cannot hold before Python 3.12"
+    return None
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _notebook_file(name: str, folders: Sequence[str], present: set[Path]) -> bool:

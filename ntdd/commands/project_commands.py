@@ -63,11 +63,17 @@ def faults_command(args: argparse.Namespace) -> int:
 
 
 def list_command(args: argparse.Namespace) -> int:
-    """Print the notebooks; the pick step of `ntdd init`'s workflow runs this."""
-    from ntdd.commands.pick import pick
-    from ntdd.notebook.files import find_notebooks
+    """Print the notebooks; the pick step of `ntdd init`'s workflow runs this.
+
+    A picked notebook that cannot be handed to pytest (`pick.untestable`: a link
+    to a deleted notebook) is left out and named as an error, and the exit is 2,
+    after the others are written: they are still tested, and the job is red."""
+    from ntdd.commands.pick import pick, untestable
+    from ntdd.notebook.files import check_results_file, find_notebooks
 
     end = b"\0" if args.null else b"\n"
+    if args.args_file is not None:
+        check_results_file(args.args_file, "--args-file")
     if args.files_from is None and args.changed is None:
         found = list(find_notebooks(args.paths))
         why = "every notebook"
@@ -76,12 +82,30 @@ def list_command(args: argparse.Namespace) -> int:
         changed = _names(args.changed, end) if args.changed else None
         picked = pick(tracked, args.paths, changed, args.depends_on, _sources(changed or []))
         found, why = list(picked.notebooks), picked.why
+    reasons = [(path, untestable(path, args.args_file is not None)) for path in found]
+    found = [path for path, reason in reasons if reason is None]
+    refused = [reason for _, reason in reasons if reason is not None]
     sys.stdout.buffer.write(b"".join(os.fsencode(path) + end for path in found))
     sys.stdout.flush()
+    if args.args_file is not None:
+        _write_args_file(args.args_file, found)
+    for reason in refused:
+        print(f"ntdd: error: {reason}", file=sys.stderr)
     print(f"ntdd: {plural(len(found), 'notebook')}: {why}", file=sys.stderr)
     if args.summary is not None:
-        append_to(args.summary, f"**Notebooks:** testing {len(found)}: {why}.\n\n", "--summary")
-    return OK
+        not_tested = "".join(f"- ❌ not tested: {reason}\n" for reason in refused)
+        text = f"**Notebooks:** testing {len(found)}: {why}.\n\n"
+        append_to(args.summary, text + (f"{not_tested}\n" if refused else ""), "--summary")
+    return BAD_INPUT if refused else OK
+
+
+def _write_args_file(path: Path, notebooks: Sequence[Path]) -> None:
+    """The notebooks as `pytest @FILE` reads them: one a line, each as a path, so that
+    one run takes them all (`xargs` splits a long list into runs, and each run's
+    results replace the last's) and none is read as an option."""
+    from ntdd.notebook.files import path_argument, write_atomic
+
+    write_atomic(path, b"".join(os.fsencode(path_argument(n)) + b"\n" for n in notebooks))
 
 
 def append_to(path: Path, text: str, option: str) -> None:

@@ -15,11 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ntdd.commands.dependencies import Declared, declared
-from ntdd.commands.needs import cell_imports, third_party
+from ntdd.commands.depends import (
+    code_sources,
+    local_module,
+    named_folders,
+    named_paths,
+    names,
+    outside,
+)
+from ntdd.commands.needs import Imports, cell_imports, third_party
 from ntdd.commands.origin import Checkout
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
-from ntdd.values import Cell
 
 
 @dataclass(frozen=True)
@@ -37,32 +44,48 @@ class Survey:
     git: bool
     imports: tuple[tuple[str, str], ...] = ()  # (module, first notebook): neither stdlib nor local
     installs: tuple[tuple[str, str], ...] = ()  # (requirement, notebook): `%pip install` lines
+    lfs: tuple[str, ...] = ()  # the notebooks, and files beside them, stored with Git LFS
+    sources: tuple[str, ...] = ()  # the repository's code they run, outside their folder
+    data: tuple[str, ...] = ()  # the files and folders (`x/`) they name outside their folder
 
 
 def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
     """Look at the repository whose top folder is *root* (the working directory)."""
     listed = _git_files(root, "--cached", "--others", "--exclude-standard")
     tracked = _git_files(root, "--cached")
-    found = _notebooks(root, notebooks_dir or ".", listed)
-    folder = notebooks_dir or _common_folder(found)
+    given = _given_folder(root, notebooks_dir) if notebooks_dir is not None else None
+    found = _notebooks(root, given or ".", listed)
+    if not found:
+        where = f"--notebooks {notebooks_dir}: no notebooks there" if given else "no notebooks"
+        raise NtddError(
+            f"{where} (.ipynb files, or jupytext .py and .md notebooks, that git tracks or "
+            "would add): the workflow would test nothing"
+        )
+    folder = given or _common_folder(found)
     notebooks = tuple(n for n in found if _inside(n, folder))
-    with_tests, unreadable, imports, installs = _read_notebooks(root, notebooks)
+    read = _read_notebooks(root, notebooks)
+    project = declared(root, _clean(folder))
+    sources = code_sources(root, project.package, read.modules)
+    data = outside(named_folders(root, read.named), _clean(folder))
     out_dir = _modules_dir(root, modules_dir)
-    modules = {nb: _module(root, nb, out_dir) for nb in with_tests}
+    modules = {nb: _module(root, nb, out_dir) for nb in read.with_tests}
     generated = {nb: m for nb, m in modules.items() if _is_generated(root / m)}
     committed = {nb: m for nb, m in generated.items() if tracked is None or m in tracked}
     return Survey(
         notebooks_dir=_clean(folder),
         notebooks=notebooks,
-        with_tests=with_tests,
-        unreadable=unreadable,
+        with_tests=read.with_tests,
+        unreadable=read.unreadable,
         committed_modules=tuple(committed.values()),
         uncommitted_modules=tuple(m for nb, m in generated.items() if nb not in committed),
-        missing_modules=tuple(nb for nb in with_tests if nb not in committed),
-        declared=declared(root, _clean(folder)),
+        missing_modules=tuple(nb for nb in read.with_tests if nb not in committed),
+        declared=project,
         git=tracked is not None,
-        imports=tuple(imports.items()),
-        installs=tuple(installs.items()),
+        imports=tuple(read.imports.items()),
+        installs=tuple(read.installs.items()),
+        lfs=_stored_with_lfs(root, sorted(f for f in listed or () if _read_there(f, folder, data))),
+        sources=outside(sources, _clean(folder)),
+        data=data,
     )
 
 
@@ -88,6 +111,27 @@ def checkout_of(folder: Path) -> Checkout | None:
     return Checkout(remote or None, commit.strip(), dirty, pushed=bool(holders))
 
 
+def _stored_with_lfs(root: Path, files: list[str]) -> tuple[str, ...]:
+    """Those of *files* that `.gitattributes` stores with Git LFS (`filter=lfs`): a
+    checkout without LFS holds their pointers, a few lines of text, instead."""
+    if not files:
+        return ()
+    try:
+        done = subprocess.run(
+            ["git", "check-attr", "-z", "--stdin", "filter"],
+            cwd=root,
+            input=b"".join(os.fsencode(f) + b"\0" for f in files),
+            capture_output=True,
+        )
+    except OSError:
+        return ()
+    fields = done.stdout.split(b"\0")  # path, attribute, value; each NUL-ended
+    found = (
+        os.fsdecode(fields[i]) for i in range(0, len(fields) - 2, 3) if fields[i + 2] == b"lfs"
+    )
+    return tuple(found) if done.returncode == 0 else ()
+
+
 def _git_files(root: Path, *which: str) -> set[str] | None:
     out = _git(root, "ls-files", "-z", *which)
     return None if out is None else {p for p in out.split("\0") if p}
@@ -103,11 +147,22 @@ def _git(root: Path, *args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def _given_folder(root: Path, folder: str) -> str:
+    """`--notebooks FOLDER` as a path inside the repository at *root*, or why not: the
+    workflow runs in a checkout of the repository, and can test nothing outside it."""
+    inside = os.path.relpath(os.path.normpath(root / folder), root)
+    if not (root / folder).is_dir():
+        raise NtddError(f"--notebooks {folder}: no such folder")
+    if inside.split(os.sep)[0] == os.pardir or not (root / inside).resolve().is_relative_to(root):
+        raise NtddError(
+            f"--notebooks {folder}: outside the repository ({root}), where the workflow runs"
+        )
+    return Path(inside).as_posix()
+
+
 def _notebooks(root: Path, folder: str, listed: set[str] | None) -> tuple[str, ...]:
     """The notebooks under *folder*, as `ntdd export` finds them, that git would commit."""
     start = root / folder
-    if not start.is_dir():
-        raise NtddError(f"--notebooks {folder}: no such folder")
     if listed is None:
         return tuple(p.relative_to(root).as_posix() for p in find_notebooks([start]))
     files = [root / p for p in sorted(listed)]  # as a checkout has them: pairs too
@@ -129,11 +184,19 @@ def _clean(folder: str) -> str:
     return Path(folder).as_posix().rstrip("/") or "."
 
 
-def _read_notebooks(
-    root: Path, notebooks: tuple[str, ...]
-) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, str], dict[str, str]]:
-    """The notebooks with tests; those unreadable, with why; and what they import and
-    install ({name: the first notebook naming it})."""
+@dataclass(frozen=True)
+class _Read:
+    """What the notebooks' cells say."""
+
+    with_tests: tuple[str, ...]
+    unreadable: tuple[str, ...]  # why each could not be read
+    imports: dict[str, str]  # {module: the first notebook importing it}, neither stdlib nor local
+    installs: dict[str, str]  # {requirement: the first notebook naming it}
+    modules: tuple[tuple[str, tuple[str, ...]], ...]  # (notebook, every name it imports)
+    named: dict[str, tuple[str, ...]]  # {notebook: the paths its code names}
+
+
+def _read_notebooks(root: Path, notebooks: tuple[str, ...]) -> _Read:
     from ntdd.notebook.markers import is_test_cell
     from ntdd.notebook.read import read_notebook
 
@@ -141,6 +204,8 @@ def _read_notebooks(
     unreadable: list[str] = []
     imports: dict[str, str] = {}
     installs: dict[str, str] = {}
+    modules: list[tuple[str, tuple[str, ...]]] = []
+    named: dict[str, tuple[str, ...]] = {}
     for notebook in notebooks:
         try:  # relative to the working directory, so that messages name it so
             cells = read_notebook(os.path.relpath(root / notebook)).cells
@@ -153,31 +218,26 @@ def _read_notebooks(
             continue
         if any(is_test_cell(cell) for cell in cells):
             with_tests.append(notebook)
-        _add_imports(root, notebook, cells, imports, installs)
-    return tuple(with_tests), tuple(unreadable), imports, installs
+        found = cell_imports(cells)
+        modules.append((notebook, found.modules))
+        _add_imports(root, notebook, found, imports, installs)
+        named[notebook] = named_paths(notebook, cells)
+    return _Read(tuple(with_tests), tuple(unreadable), imports, installs, tuple(modules), named)
 
 
 def _add_imports(
-    root: Path,
-    notebook: str,
-    cells: tuple[Cell, ...],
-    imports: dict[str, str],
-    installs: dict[str, str],
+    root: Path, notebook: str, found: Imports, imports: dict[str, str], installs: dict[str, str]
 ) -> None:
-    found = cell_imports(cells)
     for module in found.modules:
-        if third_party(module) and not _local(root, notebook, module):
+        if third_party(module) and local_module(root, notebook, module) is None:
             imports.setdefault(module, notebook)
     for requirement in found.installed:
         installs.setdefault(requirement, notebook)
 
 
-def _local(root: Path, notebook: str, module: str) -> bool:
-    """A module of the repository's own: `module.py` or `module/` in the notebook's folder
-    or one above it (a notebook's `sys.path.append("..")`), or in `src/`."""
-    folder = Path(notebook).parent
-    places = [root / f for f in (folder, *folder.parents, Path("src"))]
-    return any((p / f"{module}.py").is_file() or (p / module).is_dir() for p in places)
+def _read_there(path: str, folder: str, data: tuple[str, ...]) -> bool:
+    """Whether the notebooks read *path*: inside their folder, or named by them."""
+    return _inside(path, folder) or names(path, data)
 
 
 def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:

@@ -169,13 +169,32 @@ def _refuse_what_cannot_go_back(drift: Drift, prefer: str | None) -> None:
         )
     both = tuple(s for s in drift.edited if s.changed_in_notebook)
     if (both or drift.setup_changed or drift.stale_cells) and prefer != "module":
-        notebook_side = describe_cells(drift.stale_cells) if drift.stale_cells else "setup cells"
         raise SyncConflict(
             f"{drift.notebook} and {drift.module} both changed since the last export"
             + (f"; in conflict: {describe_states(both)}" if both else "")
-            + f" (module: {describe_states(drift.edited)}; notebook: {notebook_side}). "
-            "Nothing was changed; choose with --prefer notebook or --prefer module"
+            + f" (module: {describe_states(drift.edited)}; notebook: {_notebook_side(drift)}). "
+            f"Nothing was changed; {_choices(drift, both)}"
         )
+
+
+def _notebook_side(drift: Drift) -> str:
+    """The notebook's changes since the export: its test cells, by number and id, or
+    else its setup cells (the notebook's content changed, and no test cell did)."""
+    changed = [s.fresh or s.region for s in drift.regions if s.changed_in_notebook and not s.agreed]
+    cells = [*changed, *drift.added]
+    return describe_cells(cells) if cells else "setup cells"
+
+
+def _choices(drift: Drift, both: tuple[RegionState, ...]) -> str:
+    """What each `--prefer` keeps: where the two sides edited different test cells,
+    the module's edits go back into the notebook beside the notebook's own."""
+    if both or not drift.stale_cells:
+        return "choose with --prefer notebook or --prefer module"
+    return (
+        "the edits touch different cells, so --prefer module keeps both (the module's go "
+        "back into the notebook, the notebook's stay); --prefer notebook keeps the "
+        "notebook's only"
+    )
 
 
 @dataclass(frozen=True)

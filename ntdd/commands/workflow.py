@@ -8,8 +8,10 @@ options into `WorkflowOptions` and notes that say what was decided and why;
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +28,7 @@ from ntdd.pipeline.templates import template_dir
 _HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"
 DURATIONS_FILE = ".ntdd-durations.json"  # read by the sharded matrix when committed
+_GLOB_SPECIAL = frozenset("*?+[!\\")  # what a backslash escapes in a paths: filter
 
 # Files whose change can change any notebook's outcome, by name, anywhere in
 # the repository: dependencies and lock files, and pytest and ntdd configuration.
@@ -64,6 +67,9 @@ class WorkflowOptions:
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
+    lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
+    sources: tuple[str, ...] = ()  # the repository's code the notebooks run (`src/`)
+    data: tuple[str, ...] = ()  # where the files they name are, outside their folder
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ def plan(
         shards=asked.shards,
         workflow_name=asked.workflow_name,
         nbval=asked.nbval,
+        lfs=bool(found.lfs),
+        sources=found.sources,
+        data=found.data,
     )
     return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
@@ -119,6 +128,22 @@ def _found(found: Survey) -> list[str]:
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
+    if found.sources:
+        notes.append(
+            f"a change to the repository's code the notebooks run ({_some(found.sources)}) "
+            "tests every notebook"
+        )
+    if found.data:
+        notes.append(
+            f"the notebooks name files outside {where} ({_some(found.data)}): a change to "
+            "one tests the notebooks that name it"
+        )
+    if found.lfs:
+        notes.append(
+            f"checks out with Git LFS (lfs: true): .gitattributes stores "
+            f"{_count(len(found.lfs), 'file')} there with it, e.g. {found.lfs[0]}; without "
+            "it the runner has their pointers"
+        )
     return notes
 
 
@@ -223,7 +248,7 @@ def render_workflow(options: WorkflowOptions) -> str:
         i=options.installs,
         torch_index=TORCH_CPU_INDEX,
         paths=trigger_paths(options),
-        dependencies=dependency_pattern(options.workflow_name),
+        dependencies=dependency_pattern(options.workflow_name, options.sources),
         durations=DURATIONS_FILE,
         gh=_github_expression,
     )
@@ -235,17 +260,29 @@ def trigger_paths(options: WorkflowOptions) -> list[str]:
     if "." in (options.notebooks, *options.module_folders):
         return []
     return [
-        f"{options.notebooks}/**",
-        *(f"{folder}/**" for folder in options.module_folders),
+        f"{glob_escape(options.notebooks)}/**",
+        *(f"{glob_escape(folder)}/**" for folder in options.module_folders),
+        *(glob_escape(path) + ("**" if path.endswith("/") else "") for path in options.sources),
+        *(glob_escape(path) + ("**" if path.endswith("/") else "") for path in options.data),
         *(f"**/{name}" for name in DEPENDENCY_FILES),
-        f".github/workflows/{options.workflow_name}",
+        glob_escape(f".github/workflows/{options.workflow_name}"),
     ]
 
 
-def dependency_pattern(workflow_name: str) -> str:
-    """An extended regular expression (awk, grep -E) for the paths in `DEPENDENCY_FILES`."""
+def glob_escape(path: str) -> str:
+    """*path* as a `paths:` filter that matches it alone: GitHub's filters read `*`,
+    `?`, `+`, `[`, `!` (and `\\`) as patterns unless a backslash escapes them, so that
+    `C++ labs` or `!drafts` unescaped would match no edit of theirs."""
+    return "".join(f"\\{c}" if c in _GLOB_SPECIAL else c for c in path)
+
+
+def dependency_pattern(workflow_name: str, sources: Sequence[str] = ()) -> str:
+    """A regular expression (`ntdd list --depends-on`) for the changes that test every
+    notebook: the files in `DEPENDENCY_FILES`, the workflow, and *sources*, the
+    repository's code the notebooks run (a folder, ending with `/`, and what it holds)."""
     names = "|".join(_glob_as_regex(name) for name in DEPENDENCY_FILES)
-    return f"(^|/)({names})$|^{_glob_as_regex(f'.github/workflows/{workflow_name}')}$"
+    code = "".join(f"|^{re.escape(s)}" + ("" if s.endswith("/") else "$") for s in sources)
+    return f"(^|/)({names})$|^{_glob_as_regex(f'.github/workflows/{workflow_name}')}${code}"
 
 
 def write_workflow(path: Path, text: str, force: bool = False) -> Path:
@@ -264,6 +301,11 @@ def _glob_as_regex(glob: str) -> str:
 
 def _github_expression(text: str) -> str:
     return "${{ " + text + " }}"
+
+
+def _some(paths: Sequence[str], shown: int = 3) -> str:
+    more = f" and {len(paths) - shown} more" if len(paths) > shown else ""
+    return ", ".join(paths[:shown]) + more
 
 
 def _count(n: int, word: str) -> str:

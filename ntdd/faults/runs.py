@@ -32,6 +32,7 @@ from ntdd.faults.children import import_torch_for, same_threads
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, handmade_models, torch_of
 from ntdd.faults.results import NO_TORCH, TIMED_OUT, FaultResult, Injected, Outcomes, judge
 from ntdd.faults.uses import DataUses, handed_names
+from ntdd.notebook.files import path_argument
 from ntdd.runtime.containment import KernelDied
 from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.settings import INJECTION
@@ -129,7 +130,8 @@ def run_session(
     pid = os.getpid()
     with _quiet():
         code = pytest.main(
-            [*QUIET, "--ntdd", *args, str(notebook)], plugins=[LoadsPlugin(), recorder, *plugins]
+            [*QUIET, "--ntdd", *args, path_argument(notebook)],
+            plugins=[LoadsPlugin(), recorder, *plugins],
         )
     if os.getpid() != pid:  # a forked child got here: it must never go on as its parent
         os._exit(70)

@@ -136,6 +136,12 @@ def checked_source(module: Path, header: Header) -> Path:
     resolved = notebook.resolve()
     inside = (project_root(module), module.parent.resolve())
     if not any(_below(resolved, root) for root in inside):
+        link = _link_out(notebook, inside)
+        if link is not None:
+            raise ForeignFileError(
+                f"{module}: its notebook {link} is a symbolic link to {link.resolve()}, "
+                "outside the project; not following it"
+            )
         raise ForeignFileError(
             f"{module}: its header names {source!r}, outside the project; not following it"
             + _how_to_widen(module)
@@ -143,6 +149,24 @@ def checked_source(module: Path, header: Header) -> Path:
     if notebook.suffix not in (".ipynb", *TEXT_SUFFIXES):
         raise NotebookReadError(f"{module}: its header names {source!r}, which is not a notebook")
     return notebook
+
+
+def _link_out(notebook: Path, inside: tuple[Path, ...]) -> Path | None:
+    """The symbolic link (*notebook*, or a folder above it in the project) through which
+    *notebook* leads out of the project; None where its path itself climbs out."""
+    absolute = Path(os.path.abspath(notebook))
+    for candidate in (absolute, *absolute.parents):
+        if not any(_below(candidate, root) for root in inside):
+            return None
+        if candidate.is_symlink():
+            return _shown(candidate)
+    return None
+
+
+def _shown(path: Path) -> Path:
+    """*path* relative to the current directory when below it, as messages name files."""
+    here = Path.cwd()
+    return Path(os.path.relpath(path, here)) if _below(path, here) else path
 
 
 def _how_to_widen(module: Path) -> str:

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from ntdd.defaults import PLUGIN
 from ntdd.errors import NtddError
-from ntdd.notebook.files import is_notebook_file
+from ntdd.notebook.files import is_notebook_file, path_argument
 
 # The child loads ntdd's plugin itself where no entry point does, as
 # `ntdd.defaults.LoadsPlugin` does; but it imports nothing of ntdd before pytest
@@ -100,7 +100,7 @@ def run_saved(notebook: Path, options: list[str], out: TextIO) -> int:
 
     The child is stopped if the kernel is interrupted.
     """
-    command = [sys.executable, "-c", _PYTEST, "--ntdd", str(notebook), *options]
+    command = [sys.executable, "-c", _PYTEST, "--ntdd", path_argument(notebook), *options]
     env = {**os.environ, "PYTHONUNBUFFERED": "1", NESTED: str(notebook)}
     with subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import glob
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from ntdd.errors import NotebookReadError, NtddError
 from ntdd.notebook.text import TEXT_SUFFIXES, has_jupytext_header, is_paired, jupytext_installed
@@ -44,6 +48,14 @@ def find_notebooks(paths: Iterable[str | Path]) -> Iterator[Path]:
             )
         else:
             raise NotebookReadError(f"{path}: not a notebook (expected a .ipynb file)")
+
+
+def path_argument(path: str | Path) -> str:
+    """*path* as a command line hands it to pytest (or any argparse program): a relative
+    name starts with `./`, so that `-draft.ipynb` is not read as an option, nor
+    `@notes.ipynb` as a file of arguments (pytest's `@FILE`)."""
+    text = os.fspath(path)
+    return text if os.path.isabs(text) else os.path.join(os.curdir, text)
 
 
 def is_notebook_file(path: Path, given: bool = False) -> bool:
@@ -222,7 +234,8 @@ def _write(path: Path, text: str | bytes, newline: str, was: bytes | None) -> No
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
         _ensure_holds(target, was)
-        os.replace(tmp, target)
+        if was is None or not _exchanged(tmp, target, was):
+            os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -237,12 +250,71 @@ def _temporary_prefix(target: Path) -> str:
     return f".{target.name[:_NAME_KEPT]}.{_TEMP_MARK}"
 
 
+def _exchanged(tmp: str, target: Path, was: bytes) -> bool:
+    """Put *tmp* in *target*'s place only if *target* still holds *was*, atomically where
+    the system can swap two names (Linux's `renameat2(RENAME_EXCHANGE)`); False where it
+    cannot, and the caller renames as before.
+
+    Checking and then renaming leaves a window in which an editor's save lands and is
+    replaced unseen. Swapping instead leaves the file displaced under the temporary's
+    name, to be read: if it is not *was*, a save came in between, and it is put back.
+    """
+    if not _swap(tmp, target):
+        return False
+    try:
+        same = Path(tmp).read_bytes() == was
+    except OSError:
+        same = False
+    if not same:
+        _swap(tmp, target)  # the save goes back where it was; ours is removed by the caller
+        raise _changed(target)
+    os.unlink(tmp)
+    return True
+
+
+@functools.cache
+def _renameat2() -> Any:
+    """libc's renameat2, where there is one."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    return function
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _swap(a: str | Path, b: str | Path) -> bool:
+    """Swap the files named *a* and *b* in one step; False where the system cannot."""
+    function = _renameat2()
+    if function is None:
+        return False
+    done = function(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    return bool(done == 0)
+
+
 def _ensure_holds(target: Path, was: bytes | None) -> None:
     if was is not None and target.read_bytes() != was:
-        raise FileChangedError(
-            f"{target}: changed on disk while ntdd was working on it (saved from Jupyter?); "
-            "nothing was changed: save it, then run ntdd again"
-        )
+        raise _changed(target)
+
+
+def _changed(target: Path) -> FileChangedError:
+    return FileChangedError(
+        f"{target}: changed on disk while ntdd was working on it (saved from Jupyter?); "
+        "nothing was changed: save it, then run ntdd again"
+    )
 
 
 def _write_in_place(target: Path, data: bytes) -> None:

@@ -92,6 +92,19 @@ def known_line_magic(name: str) -> bool:
     return name in DISPLAY_ONLY or name in NEVER_RUN or name in _CANNOT_RUN
 
 
+def needs(name: str, line: str) -> tuple[str, ...]:
+    """The modules a display-only magic imports in a kernel, which fails there without
+    them: `%load_ext x` imports x; `%matplotlib` imports matplotlib, and its `widget`
+    backend ipympl. Under test such a magic does nothing, but fails as a kernel would."""
+    words = line.split()
+    if name in ("load_ext", "reload_ext") and words and words[0] != OWN:
+        return (words[0],)
+    if name in ("matplotlib", "pylab"):
+        backend = next((w for w in words if not w.startswith("-")), "")
+        return ("matplotlib", "ipympl") if backend in ("widget", "ipympl") else ("matplotlib",)
+    return ()
+
+
 def does_nothing(name: str, prefix: str = "%") -> bool:
     """Whether the magic *name* (a line magic, or with *prefix* `%%` a cell magic) does
     nothing under test."""

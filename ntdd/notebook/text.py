@@ -130,10 +130,9 @@ def read_text_notebook(path: Path, data: bytes) -> dict[str, Any]:
     return obj
 
 
-def replace_text_sources(path: Path, sources: Mapping[int, str], was: bytes | None = None) -> None:
-    """Set the source of cells (by number: 1 is the first) of the text notebook at *path*
-    (into *was*, its bytes as read, when given: see `write.replace_sources`)."""
-    data = path.read_bytes() if was is None else was
+def text_with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
+    """The bytes of the text notebook *data* (read from *path*) with those cell sources
+    (by number: 1 is the first), written by jupytext (see `write.replace_sources`)."""
     bom, text, newline = _decoded(path, data)
     jupytext = _jupytext(path)
     notebook = jupytext.reads(text, fmt=path.suffix[1:])
@@ -143,9 +142,7 @@ def replace_text_sources(path: Path, sources: Mapping[int, str], was: bytes | No
         notebook.cells[number - 1].source = source
     new = "\n".join([*header, *jupytext.writes(notebook, fmt=fmt).split("\n")[written:]])
     _check_reads_back(jupytext.reads(new, fmt=path.suffix[1:]), notebook, sources, path)
-    from ntdd.notebook.files import write_atomic  # files finds text notebooks through this module
-
-    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"), was=data)
+    return (bom + new).replace("\n", newline).encode("utf-8")
 
 
 def _decoded(path: Path, data: bytes) -> tuple[str, str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
-from ntdd.notebook.text import TEXT_SUFFIXES, replace_text_sources
+from ntdd.notebook.text import TEXT_SUFFIXES, text_with_sources
 
 _STYLES = [
     (indent, ascii_only) for indent in (1, 2, 4, "\t", 0, None) for ascii_only in (False, True)
@@ -39,10 +39,15 @@ def replace_sources(path: Path, sources: Mapping[int, str], was: bytes | None = 
     cell inserted above); else `FileChangedError`, and nothing is written.
     A jupytext text notebook is written back by jupytext (`text_notebook`).
     """
-    if path.suffix in TEXT_SUFFIXES:
-        replace_text_sources(path, sources, was)
-        return
     data = path.read_bytes() if was is None else was
+    write_atomic(path, with_sources(path, sources, data), was=data)
+
+
+def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
+    """The bytes of the notebook *data*, read from *path*, with those cell sources:
+    what `replace_sources` would write, for a caller that shows it first."""
+    if path.suffix in TEXT_SUFFIXES:
+        return text_with_sources(path, sources, data)
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -64,7 +69,7 @@ def replace_sources(path: Path, sources: Mapping[int, str], was: bytes | None = 
         cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
     new = dump(notebook)
     _validate(raw, new, path)
-    write_atomic(path, (bom + new).replace("\n", newline).encode("utf-8"), was=data)
+    return (bom + new).replace("\n", newline).encode("utf-8")
 
 
 def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:

@@ -35,17 +35,19 @@ def build_module(
     template: Path | None = None,
     in_memory: bool = False,
     render_empty: bool = True,
+    run_untested: bool = False,
 ) -> BuiltModule:
     """Read (unless given a `Notebook` read some other way), plan and render *notebook*.
 
     *module_dir*, *template* and *in_memory* are `render_module`'s. A plan
     without tests is rendered only when *render_empty* asks for it: export
     writes no module for such a notebook, while a collected one still needs
-    its (empty) module.
+    its (empty) module. *run_untested* is `make_plan`'s: a notebook without
+    tests gets the one test that runs it to its end.
     """
     read = notebook if isinstance(notebook, Notebook) else read_notebook(notebook)
-    plan = make_plan(read, parameters)
-    if not plan.tests and not render_empty:
+    plan = make_plan(read, parameters, run_untested)
+    if not plan.tests and plan.end is None and not render_empty:
         return BuiltModule(plan, None)
     from ntdd.pipeline.render import render_module  # Jinja loads only to render
 

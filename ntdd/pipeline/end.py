@@ -4,6 +4,9 @@ Run All runs every code cell; a cell after the notebook's last test (a final
 plain `assert`, a crash) would otherwise never run under test, and the run
 would pass where Run All raises. The plan gives such a notebook one more
 test, which reaches the end of the notebook.
+
+A notebook without tests gets that test alone when the run asks for it
+(`--ntdd-run-untested`): it runs every code cell, so its verdict is Run All's.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ def end_test(
     setup: list[SetupCell],
     tests: list[TestCell],
     registry: names.NameRegistry,
+    run_untested: bool = False,
 ) -> EndTest | None:
     """The test that runs the setup cells no test is sure to reach; None when there are none.
 
@@ -31,10 +35,13 @@ def end_test(
     the marks every test cell carries, so a run that leaves out all of a
     notebook's tests (`-m "not slow"`, `@cuda` without CUDA) leaves it out
     too; and those marks leave no test less sure to run than it.
+
+    A notebook without tests is no test suite, and gets no test, unless
+    *run_untested*: then this one test runs every cell that runs under test.
     """
-    if not tests:
+    if not tests and not run_untested:
         return None  # not a test suite: ntdd runs nothing of it
-    marks = _common_marks(tests)
+    marks = _common_marks(tests) if tests else ()
     last = max((t.cell.index for t in tests if _reaches_its_cell(t, marks)), default=0)
     cells = tuple(s.cell.index for s in setup if s.cell.index > last and not s.inert)
     if not cells:

@@ -32,11 +32,14 @@ RESERVED = frozenset({"pytest", "NotebookRuntime"})
 MODULE_NAMES = RESERVED | {"__ntdd__"}  # defined before any cell's code, at import
 
 
-def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) -> Plan:
+def make_plan(
+    notebook: Notebook, parameters: tuple[tuple[str, str], ...] = (), run_untested: bool = False
+) -> Plan:
     """Split *notebook* into setup and test cells and name every test.
 
     *parameters* are test-only overrides, injected after the cell tagged
-    `parameters`, or before the first code cell.
+    `parameters`, or before the first code cell. *run_untested*: a notebook
+    without test cells is one test that runs it to its end (`end`).
     """
     setup: list[SetupCell] = []
     skipped: list[SkippedCell] = []
@@ -67,7 +70,7 @@ def make_plan(notebook: Notebook, parameters: tuple[tuple[str, str], ...] = ()) 
         content_hash=content_hash(notebook.cells),
         warnings=tuple(warnings),
         parameters=_parameters_cell(notebook, parameters),
-        end=end_test(notebook, setup, tests, registry),
+        end=end_test(notebook, setup, tests, registry, run_untested),
     )
 
 

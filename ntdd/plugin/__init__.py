@@ -70,7 +70,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="override a notebook's `parameters` cell under test, e.g. num_epochs=1; "
         "a Python literal; repeat for more (ini: ntdd_parameters)",
     )
+    group.addoption(
+        "--ntdd-run-untested",
+        action="store_true",
+        default=None,
+        dest="ntdd_run_untested",
+        help="run each notebook without `# TEST` cells as one test, "
+        "test_notebook_runs_to_the_end: it passes when Run All would "
+        "(ini: ntdd_run_untested)",
+    )
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    # No default: unset, `[tool.ntdd] run_untested` decides (pytest 8 gives [] for None).
+    parser.addini(
+        "ntdd_run_untested", "run notebooks without tests, one test each", type="bool", default=None
+    )
     parser.addini("ntdd_parameters", "test-only parameters, e.g. num_epochs=1 lr=0.1", type="args")
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
@@ -223,12 +236,21 @@ def _report_path(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> Any:
-    """A notebook's `async def` test stays ntdd's, whatever pytest-asyncio's mode."""
+    """A notebook's `async def` test stays ntdd's, whatever pytest-asyncio's mode; a
+    test that uses `device` keeps its device itself (`ntdd.runtime.fixtures`)."""
     collected = yield
-    if collected and inspect.iscoroutinefunction(obj) and _in_notebook(collector):
+    if not collected or not _in_notebook(collector):
+        return collected
+    if inspect.iscoroutinefunction(obj):
         from ntdd.plugin.beside_asyncio import plain_functions
 
-        return plain_functions(collected)
+        collected = plain_functions(collected)
+    if isinstance(collected, list):
+        from ntdd.runtime.fixtures import take_device
+
+        for made in collected:
+            if isinstance(made, pytest.Function):
+                take_device(made)
     return collected
 
 
@@ -309,6 +331,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
     if file.template is not None and not file.template.is_file():
         raise ConfigError(f"[tool.ntdd] template: {file.template}: no such file")
+    ini_untested = config.getini("ntdd_run_untested")
     return Settings(
         enabled=bool(enabled),
         devices=devices or DEFAULT_DEVICES,
@@ -316,6 +339,10 @@ def _read_settings(config: pytest.Config) -> Settings:
         parameters=given.over(ini.over(file.parameters)),
         template=file.template,
         smoke=_smoke(config, file),
+        run_untested=bool(
+            config.getoption("ntdd_run_untested")
+            or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)
+        ),
     )
 
 

@@ -62,6 +62,20 @@ def at_the_cell(item: pytest.Item, report: pytest.TestReport) -> None:
         report.longrepr = (os.fspath(path), (line or 0) + 1, skipped)
 
 
+def cell_properties(item: pytest.Item, notebook: str) -> list[tuple[str, object]]:
+    """An nbval item's cell as ntdd numbers it (1-based, markdown counted), with its id,
+    for the reports that name cells (JUnit, the job summary): nbval's own node ids
+    count code cells from 0 (`Cell 2`)."""
+    cell = getattr(item, "cell", None)
+    cells = getattr(getattr(item.parent, "nb", None), "cells", None)
+    if type(item).__name__ != "IPyNbCell" or cell is None or not cells:
+        return []
+    index = next((n for n, each in enumerate(cells, 1) if each is cell), None)
+    if index is None:
+        return []
+    return [("notebook", notebook), ("cell", index), ("cell_id", cell.get("id") or "")]
+
+
 def _is_test_cell(item: pytest.Item) -> bool:
     cell = getattr(item, "cell", None)
     if type(item).__name__ != "IPyNbCell" or cell is None:

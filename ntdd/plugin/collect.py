@@ -88,8 +88,9 @@ class NotebookModule(pytest.Module):
         parameters = settings.parameters.for_notebook(self.path)
         template = settings.template
         rendered_by = render_fingerprint(module_templates(template)) if template else ""
+        untested = f"run_untested={settings.run_untested}"
         parts = (self._filename, str(self._resolved), str(inputs), repr(parameters), rendered_by)
-        return cache.key(data, *parts)
+        return cache.key(data, *parts, untested)
 
     def _usable(self, stored: Entry | None, path: Path, data: bytes) -> Entry:
         """The cached entry where this run can import it as it is, else one compiled now."""
@@ -105,7 +106,14 @@ class NotebookModule(pytest.Module):
         settings = settings_of(self.config)
         parameters = settings.parameters.for_notebook(self.path)
         notebook = notebook_of_bytes(data, path)
-        plan, source = build_module(notebook, parameters, None, settings.template, in_memory=True)
+        plan, source = build_module(
+            notebook,
+            parameters,
+            None,
+            settings.template,
+            in_memory=True,
+            run_untested=settings.run_untested,
+        )
         assert source is not None
         code, structure_only = _compile(source, self._filename, self.config, plan)
         lines = file_lines(data, notebook, text_notebook=path.suffix in TEXT_SUFFIXES)
@@ -162,6 +170,7 @@ class NotebookModule(pytest.Module):
         for_reports = {  # read by the runtime as the module starts
             "__ntdd_source_file__": str(self.file),
             "__ntdd_file_lines__": self._entry.file_lines,
+            "__ntdd_announced__": self._entry.warnings,
         }
         return import_compiled(self.path, self._entry, self._filename, self._resolved, for_reports)
 

@@ -14,6 +14,7 @@ import functools
 import gc
 import inspect
 import sys
+import warnings
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.items import notebook_module, runtime_of
+from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.devices import device_unavailable
+from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings
 
@@ -33,9 +36,12 @@ from ntdd.runtime.settings import Settings
 class CollectionHooks:
     """Collects notebooks, leaves out their exported copies, keeps notebooks together."""
 
-    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+    def __init__(
+        self, config: pytest.Config, settings: Settings, untested: UntestedNotebooks
+    ) -> None:
         self.config = config
         self.settings = settings
+        self.untested = untested  # told of each notebook collected without a test
         self.deduplicated: list[tuple[Path, Path]] = []
         self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
@@ -95,13 +101,24 @@ class CollectionHooks:
         roots = [Path(arg.split("::")[0]).resolve() for arg in self.config.args or ["."]]
         return notebook.exists() and any(r == notebook or r in notebook.parents for r in roots)
 
+    def pytest_sessionstart(self) -> None:
+        """Under coverage without ntdd's plugin, coverage.py is not left to warn "Couldn't
+        parse" of each cell's in-memory code, under a name that is no file (and, taken
+        as relative to the notebook's folder, a folder doubled): the header says once
+        what to add."""
+        measuring = _coverage_measuring() if self.settings.enabled else None
+        if measuring is not None and not _with_ntdds_plugin(measuring):
+            from coverage.exceptions import CoverageWarning
+
+            warnings.filterwarnings("ignore", _NOTEBOOK_CODE, CoverageWarning)
+
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
         """Under coverage, say what it measures of notebooks: nothing without ntdd's
         plugin, and with it their lines, never their branches."""
         measuring = _coverage_measuring() if self.settings.enabled else None
         if measuring is None:
             return []
-        if "ntdd.coverage" not in (measuring.get_option("run:plugins") or []):
+        if not _with_ntdds_plugin(measuring):
             return [
                 "ntdd: coverage measures notebooks only with its plugin: add "
                 'plugins = ["ntdd.coverage"] under [tool.coverage.run] (or [run] in .coveragerc)'
@@ -152,8 +169,13 @@ class CollectionHooks:
             beside_nbval.hand_over(items)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if self.settings.enabled and report.failed and report.nodeid in self.notebook_ids:
+        """Count the notebooks that failed to collect, and those that have no test."""
+        if not self.settings.enabled or report.nodeid not in self.notebook_ids:
+            return
+        if report.failed:
             self.unreadable += 1
+        elif report.passed and not report.result and not self.settings.run_untested:
+            self.untested.passed_over(report.nodeid)  # (with the option: nothing to run)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_collection(self) -> Generator[None, object, object]:
@@ -194,6 +216,14 @@ class CollectionHooks:
         from ntdd.plugin.xdist import make_scheduler
 
         return make_scheduler(config, log)
+
+
+# coverage.py's warning for code compiled under one of the names ntdd gives a notebook's code.
+_NOTEBOOK_CODE = r"Couldn't parse '.* \((?:ntdd module|(?:setup |test )?cell \d+)"
+
+
+def _with_ntdds_plugin(measuring: Any) -> bool:
+    return "ntdd.coverage" in (measuring.get_option("run:plugins") or [])
 
 
 def _coverage_measuring() -> Any:
@@ -257,8 +287,7 @@ def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pyte
     available = next((i for i, d in enumerate(devices) if not device_unavailable(d)), 0)
 
     def order(item: pytest.Item) -> tuple[int, int]:
-        callspec = getattr(item, "callspec", None)
-        device = callspec.params.get("device") if callspec is not None else None
+        device = device_under_test(item)
         rank = devices.index(device) if device in devices else available
         function = getattr(item, "function", None)
         code = getattr(inspect.unwrap(function), "__code__", None) if function else None

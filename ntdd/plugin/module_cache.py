@@ -3,7 +3,8 @@
 Reading a notebook, planning, rendering, rewriting its asserts and compiling
 cost milliseconds per notebook; loading the compiled code back costs a
 fraction of one. An entry is keyed on everything that can change the
-compiled module: the notebook's bytes, its test parameters, the name it is
+compiled module: the notebook's bytes, its test parameters, whether the run
+makes a notebook without tests a test (`--ntdd-run-untested`), the name it is
 compiled under, ntdd (its format, templates, version and code), pytest's
 version, assertion mode and assertion pass hook, and the Python that
 compiled it, with its optimization level (`-O` strips asserts). An entry

@@ -10,7 +10,9 @@ line of the notebook's file that holds its source line.
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
 import sys
 import types
 from collections.abc import Iterator
@@ -19,6 +21,9 @@ from typing import Any
 
 import pytest
 
+from ntdd.errors import NtddError
+from ntdd.format.locate import CellLocation, TestRegion
+from ntdd.notebook.read import read_notebook
 from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 
@@ -28,12 +33,65 @@ ANNOTATING_PLUGIN = "annotate_errors"
 
 def failing_line(runtime: NotebookRuntime, error: BaseException) -> int | None:
     """The notebook's line that *error* came from: for a setup cell's failure, the
-    line of that cell that raised (or its first line, for the tests after it)."""
+    line of that cell that raised (or its first line, for the tests after it); for a
+    test cell that cannot run, the line its problem names."""
     if isinstance(error, SetupError):
         cause = error.__cause__
         found = _deepest(runtime, cause.__traceback__) if cause is not None else None
         return found if found is not None else runtime.cell_line_in_file(error.index, None)
+    broken = broken_cell_line(runtime, error)
+    if broken is not None:
+        return runtime.cell_line_in_file(broken.index, broken.line)
     return _deepest(runtime, error.__traceback__)
+
+
+_NAMED_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def broken_cell_line(runtime: NotebookRuntime, error: BaseException) -> CellLocation | None:
+    """For a test cell that cannot run (a syntax error): the line of the cell its
+    problem names, with its text, read from the notebook; None for other failures.
+
+    The test's body is ntdd's call that fails it (`__ntdd__.broken(…)`), which
+    quotes nothing of the cell.
+    """
+    if not isinstance(error, pytest.fail.Exception):
+        return None
+    tb = error.__traceback__
+    while tb is not None:
+        filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
+        if filename == runtime.filename and _calls_broken(filename, lineno):
+            break
+        tb = tb.tb_next
+    test = runtime.layout.test_at(tb.tb_lineno) if tb is not None else None
+    if test is None:
+        return None
+    problem = str(error).partition(f"cell {test.index}")[2]
+    named = _NAMED_LINE.search(problem)
+    line = int(named[1]) if named else None
+    return CellLocation(
+        runtime.display_path,
+        test.index,
+        test.region.id,
+        line,
+        test.title,
+        _text(runtime, test, line),
+    )
+
+
+def _calls_broken(filename: str, lineno: int) -> bool:
+    return linecache.getline(filename, lineno).lstrip().startswith("__ntdd__.broken(")
+
+
+def _text(runtime: NotebookRuntime, test: TestRegion, line: int | None) -> str:
+    """Line *line* of the test's cell, as the notebook holds it ("" where it cannot be read)."""
+    try:
+        cells = read_notebook(runtime.source_file).cells
+    except NtddError:
+        return ""
+    cell = next((c for c in cells if c.index == test.index), None)
+    lines = cell.source.splitlines() if cell is not None else []
+    return lines[line - 1].strip() if line is not None and 0 < line <= len(lines) else ""
 
 
 def _deepest(runtime: NotebookRuntime, tb: types.TracebackType | None) -> int | None:
@@ -57,6 +115,8 @@ def point_at_notebook(
     path = _shown(runtime.source_file)
     if line is not None:
         report.location = (report.location[0], line - 1, report.location[2])
+    for entry in _module_entries(report.longrepr, runtime.filename):
+        entry.lines = _cell_lines_only(runtime, entry.lines, entry.reprfileloc.lineno)
     for location, is_entry in _file_locations(report.longrepr):
         found = runtime.line_in_file(location.path, location.lineno)
         if found is None:
@@ -65,6 +125,74 @@ def point_at_notebook(
             words = _cell_words(runtime, location.path, location.lineno)
             location.message = f"{location.message} ({words})".lstrip()
         location.path, location.lineno = path, found
+    for entry in _native_entries(report.longrepr):
+        entry.lines = [_native_frames(runtime, path, chunk) for chunk in entry.lines]
+
+
+def _module_entries(longrepr: object, filename: str) -> Iterator[Any]:
+    """The traceback entries of a failure's report at a line of the notebook's module."""
+    chain = getattr(longrepr, "chain", None)
+    tracebacks = [t for t, _, _ in chain] if chain else [getattr(longrepr, "reprtraceback", None)]
+    for traceback in tracebacks:
+        for entry in getattr(traceback, "reprentries", ()):
+            location = getattr(entry, "reprfileloc", None)
+            if location is not None and location.path == filename:
+                yield entry
+
+
+def _cell_lines_only(runtime: NotebookRuntime, lines: list[str], failing: int) -> list[str]:
+    """An entry's source lines less those ntdd wrote around a cell of bare statements
+    (its `def test_x():`, its `global` line, its marks): the cell's lines, as it reads.
+
+    The entry shows the module's lines up to the failing one, marked `>`, and the
+    lines its statement continues on; the lines after are the error's (`E`).
+    """
+    at = next((i for i, text in enumerate(lines) if text.startswith(">")), None)
+    if at is None:
+        return lines
+    kept = []
+    for i, text in enumerate(lines):
+        carets = text.strip() and not text.strip().strip("^~")
+        source = not (text.startswith("E ") or carets) and (i <= at or text.startswith("    "))
+        if source and i != at and _written_by_ntdd(runtime, failing + i - at):
+            continue
+        kept.append(text)
+    return kept
+
+
+def _written_by_ntdd(runtime: NotebookRuntime, lineno: int) -> bool:
+    test = runtime.layout.test_at(lineno)
+    return test is not None and lineno not in test.cell_lines
+
+
+_NATIVE_FRAME = re.compile(
+    r'^(?P<head>\s*File ")(?P<file>.+)", line (?P<line>\d+)(?P<tail>.*)$', re.M
+)
+
+
+def _native_frames(runtime: NotebookRuntime, path: str, text: str) -> str:
+    """Lines of a `--tb=native` traceback, each frame of the notebook's code at the
+    notebook's file and line: `File "nb.ipynb", line 42, in test_x (test cell 4, line 2)`."""
+
+    def at_notebook(frame: re.Match[str]) -> str:
+        name, lineno = frame["file"], int(frame["line"])
+        found = runtime.line_in_file(name, lineno)
+        if found is None:
+            return frame[0]
+        words = _cell_words(runtime, name, lineno)
+        return f'{frame["head"]}{path}", line {found}{frame["tail"]} ({words})'
+
+    return _NATIVE_FRAME.sub(at_notebook, text)
+
+
+def _native_entries(longrepr: object) -> Iterator[Any]:
+    """The `--tb=native` entries of a failure's report: Python's own traceback text."""
+    chain = getattr(longrepr, "chain", None)
+    tracebacks = [t for t, _, _ in chain] if chain else [getattr(longrepr, "reprtraceback", None)]
+    for traceback in tracebacks:
+        for entry in getattr(traceback, "reprentries", ()):
+            if getattr(entry, "style", None) == "native":
+                yield entry
 
 
 def _cell_words(runtime: NotebookRuntime, filename: str, lineno: int) -> str:

@@ -25,6 +25,7 @@ from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
 from ntdd.runtime.cursor import SetupError
+from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import settings_of
 
@@ -176,8 +177,7 @@ def _runtime(item: pytest.Item) -> NotebookRuntime | None:
 
 
 def _device(item: pytest.Item) -> str:
-    callspec = getattr(item, "callspec", None)
-    return str(callspec.params.get("device", "")) if callspec is not None else ""
+    return device_under_test(item) or ""
 
 
 def _result(report: pytest.TestReport, outcome: str) -> TestResult:

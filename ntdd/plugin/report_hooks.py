@@ -19,6 +19,7 @@ import pytest
 
 from ntdd.format.locate import CellLocation
 from ntdd.plugin import beside_nbval, places
+from ntdd.plugin.failures import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
 from ntdd.runtime.cursor import SetupError
@@ -44,10 +45,19 @@ class ReportHooks:
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
             )
+        if where is None and call.when == "setup" and runtime is None:  # nbval's, beside
+            item.user_properties.extend(beside_nbval.cell_properties(item, _shown(item)))
         if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
             _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
         if where is not None and call.excinfo is not None and call.when == "call":
+            if isinstance(runtime, NotebookRuntime):
+                _name_assigned_below(call.excinfo.value, runtime, where.index, "this test")
             _add_note(call.excinfo.value, item)
+        if _setup_cell_failed(call) and isinstance(runtime, NotebookRuntime):
+            error = call.excinfo.value if call.excinfo is not None else None
+            cause = error.__cause__ if isinstance(error, SetupError) else None
+            if cause is not None and isinstance(error, SetupError):
+                _name_assigned_below(cause, runtime, error.index, "this cell")
         failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
         if failure is not None and _expected_failure(item, failure.value):
             _keep_notebook_frames(failure, runtime)
@@ -55,12 +65,17 @@ class ReportHooks:
         beside_nbval.at_the_cell(item, report)
         if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
             _not_expected(report)
+        if report.failed and isinstance(runtime, NotebookRuntime) and call.excinfo is not None:
+            report.longrepr = notebook_failure(item, runtime, call.excinfo) or report.longrepr
         if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
         if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
             line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
             places.point_at_notebook(report, runtime, line)
-            report.ntdd_annotate = True  # type: ignore[attr-defined]  # a failure at its line
+            # A failure at its line; a setup cell's once, for the test that ran the cell.
+            error = call.excinfo.value if call.excinfo else None
+            below = isinstance(error, SetupError) and error.__cause__ is None
+            report.ntdd_annotate = not below  # type: ignore[attr-defined]
         if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
@@ -111,10 +126,29 @@ def _test_cell(item: pytest.Item) -> CellLocation | None:
 
 def _add_note(error: BaseException, item: pytest.Item) -> None:
     module = notebook_module(item)
-    where = _failure_location(module, error.__traceback__) if module is not None else None
+    runtime = module.__ntdd__ if module is not None else None
+    where = None
+    if isinstance(runtime, NotebookRuntime):  # the kernel's has no notebook file to quote
+        where = places.broken_cell_line(runtime, error)
+    if where is None and module is not None:
+        where = _failure_location(module, error.__traceback__)
     if where is None:
         return
-    note = f"in notebook {where.describe()}"
+    _note(error, f"in notebook {where.describe()}")
+
+
+def _name_assigned_below(
+    error: BaseException, runtime: NotebookRuntime, index: int, reader: str
+) -> None:
+    """A NameError for a name that a cell below assigns says which: Run All has not
+    reached that cell yet."""
+    name = getattr(error, "name", None) if isinstance(error, NameError) else None
+    found = runtime.assigned_below(name, index) if isinstance(name, str) else None
+    if found is not None:
+        _note(error, f"`{name}` is assigned in cell {found}, below {reader}")
+
+
+def _note(error: BaseException, note: str) -> None:
     notes = getattr(error, "__notes__", None)
     if notes is None:
         try:
@@ -221,7 +255,17 @@ def _keep_notebook_frames(
 
 
 def _description(item: pytest.Item, where: CellLocation | None) -> str:
+    """What `-v` shows beside the test: its docstring's first line, or its marker's
+    title where the title says more than the name made of it (`x > 0` beside
+    `test_x_0`, not `clean rows` beside `test_clean_rows`)."""
     doc = getattr(getattr(item, "function", None), "__doc__", None)
     if isinstance(doc, str) and doc.strip():
         return doc.strip().splitlines()[0]
-    return where.title if where is not None else ""
+    title = where.title if where is not None else ""
+    name = getattr(item, "originalname", item.name)
+    return "" if name.removeprefix("test_") == "_".join(title.lower().split()) else title
+
+
+def _shown(item: pytest.Item) -> str:
+    """An item's file as its node id names it (relative to rootdir)."""
+    return item.nodeid.partition("::")[0]

@@ -15,6 +15,7 @@ import pytest
 from ntdd.plugin.collection_hooks import CollectionHooks
 from ntdd.plugin.report_hooks import ReportHooks
 from ntdd.plugin.run_hooks import CellsInTheirFolder, RunHooks
+from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.settings import SETTINGS, Settings
 
 
@@ -25,12 +26,14 @@ class NtddSession:
         self.config = config
         self.settings = settings
         config.stash[SETTINGS] = settings
-        self.collection = CollectionHooks(config, settings)
+        self.untested = UntestedNotebooks(config)
+        self.collection = CollectionHooks(config, settings, self.untested)
         self.reporting = ReportHooks(config)
         self.running = RunHooks(config, settings)
         plugins = config.pluginmanager
         plugins.register(CellsInTheirFolder(), "ntdd-cells-folder")
         plugins.register(self.collection, "ntdd-collection")
+        plugins.register(self.untested, "ntdd-untested")
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")  # last: its wrappers are outermost
         if settings.smoke is not None:

@@ -8,6 +8,7 @@ controller, which writes the summary; workers write nothing.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -131,7 +132,8 @@ def render(
     *failed*: the run's exit status says so, whatever the counts say.
     """
     words = [*ORDER, *sorted(set(counts) - set(ORDER))]
-    parts = [f"{counts[w]} {w}" for w in words if counts[w]] or ["no tests ran"]
+    parts = [f"{counts[w]} {_as_pytest_says(w, counts[w])}" for w in words if counts[w]]
+    parts = parts or ["no tests ran"]
     failed = failed or any(counts[w] and _failing(w) for w in counts)
     mark = "❌" if failed else "✅"
     lines = [f"### {mark} {title}: {', '.join(parts)} in {seconds:.1f} s", ""]
@@ -146,6 +148,11 @@ def render(
             lines.append(f"\n… and {len(problems) - MAX_LISTED} more; see the JUnit report.")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def _as_pytest_says(word: str, count: int) -> str:
+    """The category as pytest's own tally line words it: "1 error", "2 errors"."""
+    return f"{word}s" if word == "error" and count != 1 else word
 
 
 def _failing(word: str) -> bool:
@@ -165,11 +172,18 @@ def _problem(report: Any, outcome: str) -> Problem:
 
 
 def _message(report: Any) -> str:
-    """The first line of what went wrong: the exception, as pytest's short summary shows it."""
+    """The first line of what went wrong: the exception, as pytest's short summary shows it,
+    without the terminal's colours (nbval colours its own) or the module of ntdd's own
+    exceptions (`NtddTimeout: …`, not `ntdd.runtime.timeout.NtddTimeout: …`)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     text = getattr(crash, "message", None) or str(report.longrepr or "")
+    text = _OWN_MODULE.sub("", _COLOUR.sub("", text))
     lines = [line for line in text.strip().splitlines() if line.strip()]
     return lines[0] if lines else ""
+
+
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")  # a terminal's SGR escape
+_OWN_MODULE = re.compile(r"\bntdd(?:\.\w+)+\.(?=[A-Z]\w*\b)")
 
 
 def _table_cell(text: str) -> str:

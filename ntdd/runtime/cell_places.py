@@ -12,13 +12,17 @@ The second layer of `NotebookRuntime`, on `NotebookCells`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import sys
+import textwrap
 from typing import Any
 
 import pytest
 
 from ntdd.format.locate import TestRegion
+from ntdd.notebook.cell_code import to_python
+from ntdd.notebook.cell_names import bound_names
 from ntdd.notebook.positions import line_in_file
 from ntdd.runtime.notebook_cells import NotebookCells
 
@@ -94,6 +98,26 @@ class CellPlaces(NotebookCells):
             (s.index for s in self._setup if self.cell_filename(s.index, s.id) == filename), None
         )
 
+    def assigned_below(self, name: str, index: int) -> int | None:
+        """The first cell below cell *index* that assigns *name*, or None.
+
+        For a NameError: Run All reaches a cell before the cells below it, so a
+        name that only a later cell assigns is not defined yet.
+        """
+        for cell, names in self._names_by_cell:
+            if cell > index and name in names:
+                return cell
+        return None
+
+    @functools.cached_property
+    def _names_by_cell(self) -> list[tuple[int, frozenset[str]]]:
+        """The names each code cell assigns at its top level, in notebook order."""
+        found = [(s.index, _assigned(s.code)) for s in self._setup]
+        for test in self.layout.tests:
+            text = "".join(self.layout.lines[n - 1] for n in test.cell_lines)
+            found.append((test.index, _assigned(textwrap.dedent(text))))
+        return sorted(found, key=lambda pair: pair[0])
+
     def cell_filename(self, index: int, cell_id: str | None, kind: str = "setup cell") -> str:
         """How tracebacks name a cell run as code: `nb.ipynb (setup cell 3, id 1a2b)`.
 
@@ -102,3 +126,11 @@ class CellPlaces(NotebookCells):
         """
         ident = f", id {cell_id}" if cell_id else ""
         return f"{self.display_path} ({kind} {index}{ident})"
+
+
+def _assigned(code: str) -> frozenset[str]:
+    """The names a cell's code binds at its top level (none where it does not parse)."""
+    try:
+        return frozenset(bound_names(to_python(code).tree))
+    except (SyntaxError, RecursionError):
+        return frozenset()

@@ -35,12 +35,21 @@ from ntdd.runtime.steps import ParametersStep, SetupStep, TestStep
 
 
 class SetupError(Exception):
-    """A setup cell raised: the tests below it error, with its traceback."""
+    """A setup cell raised: the tests below it error, the first with its traceback."""
 
-    def __init__(self, message: str, index: int = 0, cell_id: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        index: int = 0,
+        cell_id: str | None = None,
+        kind: str = "",
+        where: str = "",
+    ) -> None:
         super().__init__(message)  # the message alone, as `str(error)` and a pickle read it
         self.index = index  # the cell that raised, for reports that name it
         self.cell_id = cell_id
+        self.kind = kind  # the class of the cell's exception, for a test below the first
+        self.where = where  # the test its traceback is shown under: "test_x"
 
 
 class NotebookCursor(DeviceRuns):
@@ -50,6 +59,7 @@ class NotebookCursor(DeviceRuns):
         super().__init__(namespace, notebook, uses_device)
         self._compiled: dict[int, types.CodeType] = {}
         self._nodeid = ""  # the notebook's, for warnings its setup cells raise
+        self._first_needing = ""  # the test that is running the cells up to its own
 
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code, not as a function."""
@@ -84,6 +94,8 @@ class NotebookCursor(DeviceRuns):
         __tracebackhide__ = True
         if run.failed is not None and run.failed[0] < position:
             raise self._failed_setup(run)
+        if run.failed is None:
+            self._first_needing = item.name  # the test a setup cell's traceback is shown under
         if position < run.cursor or (position == run.cursor and item.name in run.ran):
             self._restart(run, item)
         # Bisection, not a scan: a scan of every step per test is quadratic in tests.
@@ -167,7 +179,7 @@ class NotebookCursor(DeviceRuns):
                 return
             if isinstance(e, KeyboardInterrupt) and ctrl_c_pressed():
                 raise
-            run.failed = (step.index, e)
+            run.failed = (step.index, e, self._first_needing)
             message = f": {e}" if str(e) else ""  # a bare `assert` has none
             text = f"{self._running} raised {type(e).__name__}{message}"
             raise SetupError(text, step.index, step.id) from e
@@ -195,15 +207,19 @@ class NotebookCursor(DeviceRuns):
             run.last_error = error or run.last_error
 
     def _failed_setup(self, run: DeviceRun) -> SetupError:
+        """The error of each test below a setup cell that raised: one line naming the cell."""
         assert run.failed is not None
-        index, error = run.failed
+        index, error, first = run.failed
         step = next(s for s in self._setup if s.index == index)
+        on = f" on {run.device}" if self.uses_device else ""
+        where = f"{first}{on}"
         return SetupError(
-            f"setup failed for device {run.device!r}: {self.cell_filename(step.index, step.id)} "
-            f"raised {type(error).__name__}; its traceback is shown for the first test that "
-            "needed it",
+            f"{self.cell_filename(step.index, step.id)} raised {type(error).__name__}{on}; "
+            f"its traceback is under {first}",
             step.index,
             step.id,
+            type(error).__name__,
+            where,
         )
 
     def _compile(self, run: DeviceRun, step: SetupStep) -> types.CodeType:

@@ -57,7 +57,9 @@ class DeviceRun:
     device: str
     cursor: float = -1  # position of the last cell run; -1 before the first
     ran: set[str] = field(default_factory=set)  # tests run at the cursor's cell
-    failed: tuple[int, BaseException] | None = None  # a setup cell that raised
+    failed: tuple[int, BaseException, str] | None = (
+        None  # a setup cell that raised, and under which test
+    )
     names: dict[str, Any] | None = None  # its namespace, while another run's is live
     process: ProcessState | None = None  # its process state, while another run's is live
     own_modules: dict[str, types.ModuleType] = field(default_factory=dict)
@@ -272,6 +274,7 @@ class DeviceRuns(CellPlaces):
             lambda: run.cells_run,
             lambda: bool(self._running),
             self._cell_codes.__contains__,
+            self._dropped,
         )
         ns["display"] = display
         if self.uses_device:
@@ -314,6 +317,31 @@ class DeviceRuns(CellPlaces):
 
     def _where(self) -> str:
         return self._running or self._testing or self.display_path
+
+    def _dropped(self, spelled: str, message: str) -> None:
+        """A magic not run under test, said once, at the notebook's line that asked for it.
+
+        Collected from the notebook, its reading said so already (`ntdd: warning: …`
+        after collection): no second word of it in the warnings summary.
+        """
+        if any(repr(spelled) in said for said in self.announced):
+            return
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None and not self.runs_code_of(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            note_at(message, self.display_path, 1)
+            return
+        filename, lineno = frame.f_code.co_filename, frame.f_lineno
+        line = self.line_in_file(filename, lineno)
+        if line is not None:  # a line of the notebook's file
+            note_at(message, self.display_path, line)
+            return
+        where = self.layout.locate(lineno, "") if filename == self.filename else None
+        if where is not None:  # an exported module's line: its cell's, as a cell's name says
+            filename = self.cell_filename(where.index, where.id, "test cell")
+            lineno = where.line or 1
+        note_at(message, filename, lineno)
 
 
 class NotebookCode:

@@ -43,6 +43,8 @@ class NotebookCells:
         # Collected from a notebook (not exported): the file reports point at, and its lines.
         self.source_file = Path(namespace.get("__ntdd_source_file__") or self.notebook)
         self.file_lines: FileLines = namespace.get("__ntdd_file_lines__") or ()
+        # What collecting the notebook said of it (`ntdd: warning: …`), not to be said twice.
+        self.announced: tuple[str, ...] = tuple(namespace.get("__ntdd_announced__") or ())
         if "__ntdd_filename__" not in namespace and module_file != ".":
             _warn_if_stale(Path(module_file), self.notebook, namespace.get("__name__", ""))
         self._base = dict(namespace)  # the module before any cell: a fresh kernel

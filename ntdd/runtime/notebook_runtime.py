@@ -38,6 +38,7 @@ import pytest
 from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime.cursor import NotebookCursor
 from ntdd.runtime.devices import device_unavailable, device_value
+from ntdd.runtime.fixtures import device_under_test, module_fixtures
 from ntdd.runtime.isolation import NotebookFilters
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
@@ -51,23 +52,21 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
     def fixtures(self) -> tuple[Callable[..., Any], ...]:
         """What the module binds for pytest: `pytest_generate_tests`, the `device`
         fixture, and the fixtures that run the cells (`ntdd.runtime.fixtures`)."""
-        from ntdd.runtime.fixtures import module_fixtures
-
         return module_fixtures(self)
 
     def parametrize_devices(self, metafunc: pytest.Metafunc) -> None:
-        """Tests that use `device` run once per device of `--ntdd-devices`."""
+        """Tests that use `device` run once per device of `--ntdd-devices`.
+
+        pytest's parametrization names them (`test_x[cpu]`); the items then keep
+        their device themselves (`fixtures.take_device`).
+        """
         if DEVICE in metafunc.fixturenames:
             devices = settings_of(metafunc.config).devices
-            metafunc.parametrize(DEVICE, devices, indirect=True, scope="module")
+            metafunc.parametrize(DEVICE, devices, indirect=True)
 
     def device(self, request: pytest.FixtureRequest) -> Any:
         """The value a `device` test gets: a `torch.device`, or the name without torch."""
-        name = str(request.param)
-        reason = device_unavailable(name)
-        if reason:
-            pytest.skip(f"{name}: {reason}")
-        return device_value(name)
+        return device_value(self._device_of(request.node, request.config))
 
     def test(self, request: pytest.FixtureRequest) -> Iterator[None]:
         """Around each test: the notebook run up to the test's cell, for its device.
@@ -115,9 +114,13 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
         return self.notebook_code(run, keep_pytests="caplog" in getattr(item, "fixturenames", ()))
 
     def _device_of(self, item: pytest.Item, config: pytest.Config) -> str:
-        callspec = getattr(item, "callspec", None)
-        if callspec is not None and DEVICE in callspec.params:
-            return str(callspec.params[DEVICE])
+        """The test's device; for a test that does not use it, the first available."""
+        name = device_under_test(item)
+        if name is not None:
+            reason = device_unavailable(name)
+            if reason:
+                pytest.skip(f"{name}: {reason}")
+            return name
         devices = settings_of(config).devices
         for name in devices:
             if not device_unavailable(name):

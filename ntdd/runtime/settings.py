@@ -29,6 +29,7 @@ class Settings:
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
     smoke: Smoke | None = None  # `--ntdd-smoke`: what a smoke run caps; None: a full run
+    run_untested: bool = False  # a notebook without tests is one test: it runs to its end
 
 
 @dataclass

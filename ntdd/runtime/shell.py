@@ -44,8 +44,10 @@ class NotebookShell(RunsScripts, RunsMagics):
         execution_count: Callable[[], int] = lambda: 1,
         in_setup: Callable[[], bool] = lambda: False,
         cell_level: Callable[[types.CodeType], bool] = lambda code: False,
+        dropped: Callable[[str, str], None] | None = None,
     ) -> None:
         self.user_ns = namespace
+        self._dropped = dropped  # says a magic was not run, where the notebook asked for it
         self._cell_level = cell_level  # a test function whose body is a cell's top level
         self._where = where  # names the notebook cell being run, for notes
         self._execution_count = execution_count
@@ -231,8 +233,9 @@ class ShellFactory:
         count: Callable[[], int],
         in_setup: Callable[[], bool],
         cell_level: Callable[[types.CodeType], bool],
+        dropped: Callable[[str, str], None] | None = None,
     ) -> None:
-        self._args = (namespace, where, count, in_setup, cell_level)
+        self._args = (namespace, where, count, in_setup, cell_level, dropped)
         self.shell: NotebookShell | None = None
 
     def __call__(self) -> NotebookShell:

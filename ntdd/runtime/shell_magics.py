@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import importlib
 import inspect
 import keyword
 import sys
@@ -128,6 +129,8 @@ class RunsMagics:
                 "(a cell magic runs only on the first line of its cell)"
             )
         if magics.does_nothing(name, "%" if kind == "line" else "%%"):
+            if kind == "line":
+                _import_as_a_kernel_would(name, line)
             return None
         if magics.is_install(name, line):
             self._drop(spelled, magics.INSTALLS)
@@ -157,8 +160,14 @@ class RunsMagics:
         raise CannotRunUnderTest(f"{self._where()}: {spelled!r} cannot run under test: {reason}")
 
     def _drop(self, spelled: str, reason: str, stacklevel: int = 4) -> None:
-        """Warn that the magic *spelled* is not run; *stacklevel* finds the cell's line."""
-        note(f"{self._where()}: {spelled!r} dropped: {reason}", stacklevel)
+        """Warn that the magic *spelled* is not run: where the runtime says (the
+        notebook's line), else where *stacklevel* finds the cell's line."""
+        message = f"{self._where()}: {spelled!r} dropped: {reason}"
+        dropped = getattr(self, "_dropped", None)
+        if dropped is not None:
+            dropped(spelled, message)
+        else:
+            note(message, stacklevel)
 
     @functools.cached_property
     def _magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
@@ -200,3 +209,20 @@ class RunsMagics:
             return str(DollarFormatter().vformat(cmd, args=[], kwargs=self.user_ns))
         except Exception:  # IPython leaves what it cannot format as it was
             return cmd
+
+
+def _import_as_a_kernel_would(name: str, line: str) -> None:
+    """The imports a display-only magic makes in a kernel: one that fails there fails
+    here, with the kernel's error (`%load_ext line_profiler` without line_profiler)."""
+    __tracebackhide__ = True
+    needed = magics.needs(name, line)
+    for module in needed:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            if module != "ipympl":
+                raise
+            backend = line.split()[0]
+            raise RuntimeError(
+                f"{backend!r} is not a recognised GUI loop or backend name"
+            ) from None

@@ -108,6 +108,7 @@ def assert_grad_flow(
     so single rows and single zeros pass; *max_zero_rate* also bounds the share
     of exactly zero entries. Returns the report for further checks.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     check_module(model)
     if loss is not None:
         check_tensor(loss, "loss")

@@ -46,6 +46,7 @@ def assert_state_complete(model: nn.Module, *, ignore: Collection[str] = ()) -> 
     layers in a plain list are not in `parameters()`, so not trained. *ignore*
     lists qualified attribute names (`encoder.cache`) meant to be transient.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     check_module(model)
     registered = {id(x) for x in (*model.parameters(), *model.buffers(), *model.modules())}
     internal = set(vars(import_torch().nn.Module()))  # what nn.Module itself keeps in __dict__
@@ -69,6 +70,7 @@ def assert_mode(model: nn.Module, train: bool = False) -> None:
     silently. A `Linear` or `ReLU` computes the same either way, so its flag
     is not checked (`mode_dependent` says which modules are).
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     check_module(model)
     want, call = ("training", "train") if train else ("eval", "eval")
     dependent = [(name, m) for name, m in model.named_modules() if mode_dependent(m)]

@@ -89,6 +89,7 @@ def assert_step_order(
     optimizer: Optimizer, scheduler: LRScheduler, train_step: Callable[[], T]
 ) -> T:
     """Run *train_step()* under `check_step_order(optimizer, scheduler)`; return its result."""
+    __tracebackhide__ = True  # a failure shows the caller's line
     checked = check_step_order(optimizer, scheduler)
     if not callable(train_step):
         raise TypeError(f"train_step must be a function, got {type(train_step).__name__}")

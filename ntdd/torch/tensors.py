@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import types
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -18,6 +19,7 @@ from ntdd.torch.common import (
     named_state,
     plural,
     tensor_label,
+    written_name,
 )
 
 if TYPE_CHECKING:
@@ -79,7 +81,7 @@ def assert_shape(
     t: torch.Tensor,
     expected: Sequence[int | str | EllipsisType | None],
     *,
-    name: str = DEFAULT_NAME,
+    name: str | None = None,
     dims: dict[str, int] | None = None,
 ) -> None:
     """Check *t*'s shape, so a wrong shape fails here and not, broadcast, far downstream.
@@ -89,9 +91,10 @@ def assert_shape(
     names new to *dims* are added once the check passes), and at most one `...`
     (any number of dims).
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     actual = tuple(int(n) for n in check_tensor(t, "t").shape)
     head, tail = _split(expected)
-    bound, label = dict(dims or {}), tensor_label(name)
+    bound, label = dict(dims or {}), tensor_label(name or written_name())
     fixed = len(head) + len(tail or ())
     if len(actual) < fixed if tail is not None else len(actual) != fixed:
         want = shape_text([_spec_text(s, bound) for s in expected])
@@ -122,14 +125,16 @@ def _as_dtype(dtype: torch.dtype | str) -> torch.dtype:
 
 
 def assert_dtype(
-    obj: torch.Tensor | nn.Module, dtype: torch.dtype | str, *, name: str = DEFAULT_NAME
+    obj: torch.Tensor | nn.Module, dtype: torch.dtype | str, *, name: str | None = None
 ) -> None:
     """Check the dtype of a tensor, or of every floating-point parameter and buffer of a module.
 
     float64 data meeting float32 weights fails deep inside a matmul, and a model
     half converted by `.double()` or `.half()` runs, in a precision you did not pick.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     want = _as_dtype(dtype)
+    name = name or written_name()
     if is_tensor(obj):
         if obj.dtype != want:
             fail(f"{tensor_label(name)} has dtype {obj.dtype}; expected {want}")
@@ -154,6 +159,7 @@ def assert_same_device(
     PyTorch's "Expected all tensors to be on the same device" comes from deep in a
     forward pass; this names what is where. *names* label *tensors* in the message.
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
     import_torch()
     if names is not None and len(names) != len(tensors):
         raise ValueError(f"{len(names)} names for {plural(len(tensors), 'tensor')}")
@@ -173,10 +179,11 @@ def assert_same_device(
         fail(f"{where}, but:", wrong)
 
 
-def _flatten(obj: object, label: str) -> Iterator[tuple[str, torch.Tensor]]:
-    """(label, tensor) for a tensor, a module's state and grads, or nested lists and dicts."""
-    if is_tensor(obj):
-        yield label, obj
+def _flatten(obj: object, label: str) -> Iterator[tuple[str, torch.Tensor | float]]:
+    """(label, tensor or number) for a tensor, a module's state and grads, a Python
+    number (a loss's `.item()`), or nested lists and dicts of these."""
+    if is_tensor(obj) or _is_number(obj):
+        yield label, obj  # type: ignore[misc]
     elif is_module(obj):
         prefix = f"{label}." if label else ""
         for qualname, t, _ in named_state(obj):
@@ -191,44 +198,62 @@ def _flatten(obj: object, label: str) -> Iterator[tuple[str, torch.Tensor]]:
             yield from _flatten(value, f"{label}[{i}]")
     else:
         raise TypeError(
-            f"{label or 'obj'} must be a torch.Tensor or an nn.Module (or a list or dict of "
-            f"them), got {type(obj).__name__}"
+            f"{label or 'obj'} must be a torch.Tensor, an nn.Module or a number (or a list "
+            f"or dict of them), got {type(obj).__name__}"
         )
 
 
-def _non_finite(t: torch.Tensor) -> str:
-    """How many NaN and Inf entries *t* holds ("" for none; meta tensors hold no values)."""
+def _is_number(obj: object) -> bool:
+    return isinstance(obj, (int, float)) and not isinstance(obj, bool)
+
+
+def _non_finite(t: torch.Tensor | float) -> str:
+    """How *t* is not finite: "is nan" for a number, how many NaN and Inf entries for a
+    tensor; "" when it is finite (meta tensors hold no values)."""
+    if not is_tensor(t):
+        return "" if math.isfinite(t) else f"is {t}"
     if t.is_meta or not (t.is_floating_point() or t.is_complex()):
         return ""
     nan, inf = int(t.detach().isnan().sum()), int(t.detach().isinf().sum())
     among = plural(t.numel(), "entry", "entries")
-    return f"{nan} NaN and {inf} Inf among {among}" if nan or inf else ""
+    return f"has {nan} NaN and {inf} Inf among {among}" if nan or inf else ""
 
 
 def assert_finite(
-    obj: torch.Tensor | nn.Module | Sequence[Any] | Mapping[Any, Any], *, name: str = DEFAULT_NAME
+    obj: torch.Tensor | nn.Module | float | Sequence[Any] | Mapping[Any, Any],
+    *,
+    name: str | None = None,
 ) -> None:
     """Check for NaN and Inf, because one NaN spreads to every value computed from it.
 
     *obj* is a tensor, a module (its parameters, buffers, and the grads that are
-    set), or a list, tuple or dict of these.
+    set), a number (`loss.item()`), or a list, tuple or dict of these (the losses
+    of a training loop). Messages call it *name*, else what the call passed
+    (`assert_finite(losses)`: "losses").
     """
+    __tracebackhide__ = True  # a failure shows the caller's line
+    name = name or written_name()
     if is_tensor(obj):
         if found := _non_finite(obj):
-            fail(f"{tensor_label(name)} has {found}")
+            fail(f"{tensor_label(name)} {found}")
+        return
+    if _is_number(obj):
+        if found := _non_finite(obj):  # type: ignore[arg-type]
+            fail(f"{'value' if name == DEFAULT_NAME else name} {found}")
         return
     if not (is_module(obj) or isinstance(obj, (Mapping, list, tuple))):
         raise TypeError(
-            "obj must be a torch.Tensor or an nn.Module (or a list or dict of them), "
-            f"got {type(obj).__name__}"
+            "obj must be a torch.Tensor, an nn.Module or a number (or a list or dict of "
+            f"them), got {type(obj).__name__}"
         )
     what = model_label(obj, name) if is_module(obj) else repr(name)
     pairs = _flatten(obj, "" if is_module(obj) else name)
-    wrong = [f"{label} has {found}" for label, t in pairs if (found := _non_finite(t))]
+    wrong = [f"{label} {found}" for label, t in pairs if (found := _non_finite(t))]
     if wrong:
         fail(f"non-finite values in {what}:", wrong)
 
 
 def assert_close(actual: Any, expected: Any, **kwargs: Any) -> None:
     """`torch.testing.assert_close` (same arguments), with torch imported when called."""
+    __tracebackhide__ = True  # a failure shows the caller's line
     import_torch().testing.assert_close(actual, expected, **kwargs)
