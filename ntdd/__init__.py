@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ntdd._version import __version__
 
 if TYPE_CHECKING:
-    from ntdd.errors import NtddError, StaleModuleWarning
+    from ntdd.errors import NtddError, NtddWarning, StaleModuleWarning
     from ntdd.notebook.read import read_notebook
     from ntdd.pipeline.plan import make_plan
     from ntdd.pipeline.render import render_module
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Notebook",
     "NtddError",
+    "NtddWarning",
     "Plan",
     "StaleModuleWarning",
     "__version__",
@@ -38,6 +39,7 @@ __all__ = [
 
 _LAZY = {
     "NtddError": "ntdd.errors",
+    "NtddWarning": "ntdd.errors",
     "StaleModuleWarning": "ntdd.errors",
     "Notebook": "ntdd.values",
     "Plan": "ntdd.values",

@@ -1,4 +1,4 @@
-"""The exceptions ntdd raises: one base class, one subclass per domain.
+"""The exceptions and warnings ntdd raises: one base class, one subclass per domain.
 
 Every message says what went wrong and where (file, cell), in one line, so
 that the CLI can print it as is and pytest can show it as a collection error.
@@ -53,4 +53,12 @@ class StaleModuleWarning(UserWarning):
 
     Strict runs make it an error: `pytest -W error::ntdd.StaleModuleWarning`,
     or `filterwarnings = ["error::ntdd.StaleModuleWarning"]` in pytest's settings.
+    """
+
+
+class NtddWarning(UserWarning):
+    """Something in a notebook that ntdd could not do as a kernel would.
+
+    A note, never a cell's error (see `ntdd.runtime.notes`); silenced by
+    `pytest -W ignore::ntdd.NtddWarning`.
     """

@@ -234,6 +234,7 @@ UNCOLLECTABLE: dict[str, Any] = {
         path, ["# TEST\nraise ValueError('at import')\ndef test_never():\n    pass"]
     ),
     "a Git LFS pointer": lambda path: path.write_text(LFS_POINTER),
+    "a link to a deleted notebook": lambda path: path.symlink_to("gone.ipynb"),
 }
 
 
@@ -259,3 +260,17 @@ def test_a_git_lfs_pointer_is_named_as_one(pytester: pytest.Pytester) -> None:
     (pytester.path / "data.ipynb").write_text(LFS_POINTER)
     result = run(pytester, "--ntdd")
     result.stdout.fnmatch_lines(["*data.ipynb: a Git LFS pointer, not the notebook*git lfs pull*"])
+
+
+def test_a_folders_link_to_a_deleted_notebook_is_named_not_passed_over(
+    pytester: pytest.Pytester, notebook: Any
+) -> None:
+    """pytest's folders collect files and folders, and a dangling link is neither."""
+    (pytester.path / "nbs").mkdir()
+    (pytester.path / "nbs" / "old.ipynb").symlink_to("gone.ipynb")
+    result = run(pytester, "--ntdd", "nbs")
+    result.assert_outcomes(errors=1)  # red, as a collection error is
+    result.stdout.fnmatch_lines(
+        ["*nbs/old.ipynb: a link to gone.ipynb, which does not exist; fix the link or remove it"]
+    )
+    assert run(pytester, "--ntdd", "nbs", "--ignore=nbs/old.ipynb").ret == 5  # nothing left

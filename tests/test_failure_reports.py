@@ -51,6 +51,26 @@ def test_a_setup_cells_error_shows_the_cell_and_its_exception_in_every_tb_style(
         )
 
 
+@pytest.mark.parametrize("style", TB_STYLES)
+def test_a_setup_cells_syntax_error_shows_its_line_and_caret_as_a_kernel_does(
+    notebook: Any, pytester: pytest.Pytester, style: str
+) -> None:
+    notebook(["x = (1,", "# TEST: x\nassert x", "# TEST: y\nassert x"])
+    result = run(pytester, "--ntdd", "nb.ipynb", f"--tb={style}")
+    result.assert_outcomes(errors=2)
+    assert machinery_in(result.stdout.str()) == []
+    result.stdout.fnmatch_lines(
+        [
+            "ERROR nb.ipynb::test_x - SyntaxError in setup cell 1: '(' was never closed",
+            "ERROR nb.ipynb::test_y - SyntaxError in setup cell 1 (see test_x)",
+        ]
+    )
+    if style != "no":
+        result.stdout.fnmatch_lines(
+            ['  File "nb.ipynb (setup cell 1, id *)", line 1', "    x = (1,", "        ^"]
+        )
+
+
 def test_the_tests_below_a_failed_setup_cell_say_once_which_cell_failed(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

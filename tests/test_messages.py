@@ -88,6 +88,15 @@ def test_an_install_the_notebook_reading_cannot_see_is_warned_at_its_line(
     assert "ntdd/runtime" not in result.stdout.str()
 
 
+def test_ntdds_notes_are_silenced_by_the_name_the_docs_give_them(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(["%pip install foo\nx = 1", "# TEST\nassert x"])
+    result = run(pytester, "--ntdd", "nb.ipynb", "-W", "ignore::ntdd.NtddWarning")
+    result.assert_outcomes(passed=1)
+    assert "NtddWarning" not in result.stdout.str() + result.stderr.str()
+
+
 def test_an_exported_modules_dropped_install_is_warned_at_its_cell(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -18,7 +18,6 @@ names it (`depends.named_paths`: `"../data/train.csv"`).
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ntdd.commands.depends import files_named, names
 from ntdd.notebook.files import notebooks_among
+from ntdd.notebook.read import dangling_link
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,9 @@ def untestable(notebook: Path, args_file: bool) -> str | None:
     a line, read as text), a name that a line break splits cannot be written
     there, nor, before Python 3.12 (which reads the file as the file system's
     names), one that is not UTF-8."""
-    if notebook.is_symlink() and not notebook.exists():
-        target = os.readlink(notebook)
-        return f"{notebook}: a link to {target}, which does not exist; fix the link or remove it"
+    lost = dangling_link(notebook)
+    if lost is not None:
+        return lost
     name = str(notebook)
     if not args_file:
         return None

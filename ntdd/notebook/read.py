@@ -12,6 +12,7 @@ jupytext's text notebooks (`.py`, `.md`) are read by jupytext, in
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -96,9 +97,19 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except IsADirectoryError as e:
         raise NotebookReadError(f"{path}: is a directory, not a notebook") from e
+    except FileNotFoundError as e:
+        raise NotebookReadError(dangling_link(path) or f"{path}: no such file") from e
     except OSError as e:
         reason = e.strerror or type(e).__name__
         raise NotebookReadError(f"{path}: cannot be read: {reason.lower()}") from e
+
+
+def dangling_link(path: Path) -> str | None:
+    """What is wrong with *path* when it is a link to a file that does not exist
+    (a committed link to a notebook that was deleted or moved); None otherwise."""
+    if not path.is_symlink() or path.exists():
+        return None
+    return f"{path}: a link to {os.readlink(path)}, which does not exist; fix the link or remove it"
 
 
 # The first line of a file Git LFS stores in place of the notebook it tracks.

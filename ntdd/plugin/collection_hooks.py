@@ -13,6 +13,7 @@ import contextlib
 import functools
 import gc
 import inspect
+import os
 import sys
 import warnings
 from collections.abc import Generator, Iterator
@@ -75,6 +76,26 @@ class CollectionHooks:
         if ours.read_error is not None:
             others = [c for c in others if type(c).__name__ != "IPyNbFile"]
         return [ours, *_not_as_python(file_path, others)]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(
+        self, collector: pytest.Collector
+    ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
+        """A folder's link to a notebook that is gone is its error, not passed over.
+
+        pytest's folders collect files and folders only, and a dangling link is
+        neither: a committed link to a deleted notebook would be tested by no
+        one and the run green, where the CI job names it and fails."""
+        report = yield
+        if self.settings.enabled and report.passed and isinstance(collector, pytest.Directory):
+            for path in _dangling_notebook_links(collector.path):
+                if not collector.ihook.pytest_ignore_collect(
+                    collection_path=path, config=self.config
+                ):
+                    report.result.extend(
+                        collector.ihook.pytest_collect_file(file_path=path, parent=collector)
+                    )
+        return report
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pycollect_makeitem(
@@ -236,6 +257,19 @@ def _coverage_measuring() -> Any:
 def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
     """A `.ipynb` file, or a jupytext text notebook (see `files.is_notebook_file`)."""
     return is_notebook_file(path, given=parent.session.isinitpath(path))
+
+
+def _dangling_notebook_links(folder: Path) -> list[Path]:
+    """The links to `.ipynb` files that do not exist in *folder*, by name."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        Path(entry.path)
+        for entry in entries
+        if entry.name.endswith(".ipynb") and entry.is_symlink() and not entry.is_file()
+    ]
 
 
 def _under_a_given_path(path: Path, session: pytest.Session) -> bool:

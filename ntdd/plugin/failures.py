@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import traceback
 import types
 from pathlib import Path
 from typing import Any
@@ -56,12 +57,14 @@ def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupErro
     own = _of_the_notebook(runtime, cause, cause.__traceback__) if cause is not None else None
     if cause is None or own is None:
         info = pytest.ExceptionInfo.from_exception(error)
-        shown = info.getrepr(style="value")  # the message alone: the traceback is shown once
+        shown = info.getrepr(style="value", chain=error.kind != "")
         crash = shown.reprcrash
         if crash is not None:
             crash.path = runtime.cell_filename(error.index, error.cell_id)
             crash.lineno = 1
             crash.message = f"{error.kind} in setup cell {error.index} (see {error.where})"
+        if not error.kind and cause is not None:  # the first test: the cause, no frame of it
+            _show_alone(shown, cause, error.index)
         return shown
     cells = item.repr_failure(own)
     crash = getattr(cells, "reprcrash", None)
@@ -69,6 +72,23 @@ def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupErro
         message = f": {cause}" if str(cause) else ""  # a bare `assert` has none
         crash.message = f"{type(cause).__name__} in setup cell {error.index}{message}"
     return cells
+
+
+def _show_alone(shown: Any, cause: BaseException, index: int) -> None:
+    """*cause* as Python prints an exception that no frame of the cell raised: a syntax
+    error's line and caret, as a kernel shows them, or its message."""
+    entries = shown.chain[-1][0].reprentries if hasattr(shown, "chain") else []
+    if entries:
+        lines = traceback.format_exception_only(type(cause), cause)
+        entries[-1].lines[:] = "".join(lines).rstrip("\n").splitlines()
+    message = f": {_message(cause)}" if _message(cause) else ""
+    if shown.reprcrash is not None:
+        shown.reprcrash.message = f"{type(cause).__name__} in setup cell {index}{message}"
+
+
+def _message(error: BaseException) -> str:
+    """What *error* says, without the file and line a syntax error adds to it."""
+    return error.msg if isinstance(error, SyntaxError) and error.msg else str(error)
 
 
 def _of_the_notebook(

@@ -9,9 +9,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-
-class NtddWarning(UserWarning):
-    """Something in a notebook that ntdd could not do as a kernel would."""
+from ntdd.errors import NtddWarning
 
 
 def note(message: str, stacklevel: int) -> None:
