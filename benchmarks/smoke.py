@@ -3,10 +3,14 @@
     python benchmarks/smoke.py                        # every real training notebook, 3 rounds
     python benchmarks/smoke.py --runs 5 --case d2l-pytorch-colab__lenet
     python benchmarks/smoke.py --no-faults            # the CPU table and the tests' agreement only
+    python benchmarks/smoke.py --no-long              # leave out the two long notebooks
 
 The notebooks are the real training notebooks of the faults oracle
 (`tests/fault_cases.py`, from `tests/corpus/training/`), each with the tests a
-careful user writes. For each:
+careful user writes, and two of them as their authors run them
+(`fault_cases.LONG`: d2l's MLP and LeNet chapters on FashionMNIST's real size,
+60,000 images, and their own ten epochs), whose full runs take minutes. For
+each:
 
 - `pytest --ntdd` and `pytest --ntdd --ntdd-smoke` run turn about in fresh
   processes (`pairs.interleaved`), with `OMP_NUM_THREADS=1`; each process
@@ -18,7 +22,8 @@ careful user writes. For each:
   in smoke mode ÷ those caught in the full run (target ≥ 95 %); and, fault by
   fault, smoke mode's verdict beside the same bug written in by hand and run
   in smoke mode (`tests/fault_cases.py`'s mutants), as `faults_oracle.py`
-  does for full runs.
+  does for full runs. Not on the long two: a dozen full runs each; their short
+  copies are the same notebooks with the same tests.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from pairs import Figure, interleaved, ratio
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from fault_cases import CASES, REAL_TRAINING, Case  # noqa: E402
+from fault_cases import CASES, LONG, REAL_TRAINING, Case  # noqa: E402
 
 FLOOR = 10.0  # seconds: a smoke run under this is cheap enough, whatever the full run costs
 SHARE = 0.1  # or at most this share of the full run
@@ -123,10 +128,12 @@ def faults(case: Case, folder: Path) -> dict[str, dict[str, str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--case", action="append", choices=REAL_TRAINING)
+    parser.add_argument("--case", action="append", choices=[*REAL_TRAINING, *LONG])
     parser.add_argument("--no-faults", action="store_true", help="leave out `ntdd faults`")
+    parser.add_argument("--no-long", action="store_true", help="leave out the long notebooks")
     args = parser.parse_args()
-    names = args.case or list(REAL_TRAINING)
+    names = args.case or [*REAL_TRAINING, *(() if args.no_long else LONG)]
+    cases = {**CASES, **LONG}
     if not args.no_faults:
         import torch
 
@@ -139,7 +146,7 @@ def main() -> int:
     differences: list[str] = []
     with tempfile.TemporaryDirectory(prefix="ntdd-smoke-") as tmp:
         for name in names:
-            notebook = CASES[name].notebook(Path(tmp) / name / "runs")
+            notebook = cases[name].notebook(Path(tmp) / name / "runs")
             figures, tests = costs(notebook, args.runs)
             full, smoke = figures["full"], figures["smoke"]
             share = ratio(smoke, full)
@@ -151,7 +158,7 @@ def main() -> int:
             )
             print(cost[-1], file=sys.stderr)
             agreement.append(_agreement(name, tests))
-            if args.no_faults:
+            if args.no_faults or name in LONG:
                 continue
             verdicts = faults(CASES[name], Path(tmp) / name)
             for kind, status in verdicts["full"].items():

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
@@ -63,6 +63,7 @@ class Case:
     skip: tuple[str, ...] = ()  # cells tagged ntdd-skip, by a text each holds
     beside: tuple[str, ...] = ()  # folders of tests/corpus/training/ copied beside the copy
     files: tuple[tuple[str, str], ...] = ()  # files written beside it: (name, text)
+    changes: tuple[Edit, ...] = ()  # (file, old, new) in the files beside every copy
     mutants: dict[str, list[Edit]] = field(default_factory=dict)
     heavy: bool = False  # left to the benchmark: the suite's oracle test runs the others
 
@@ -90,7 +91,7 @@ class Case:
             shutil.copytree(TRAINING / name, folder / name, dirs_exist_ok=True)
         for name, text in self.files:
             (folder / name).write_text(text, encoding="utf-8")
-        for edit in edits:
+        for edit in (*self.changes, *edits):
             if len(edit) == 3:
                 file, old, new = edit
                 text = (folder / file).read_text(encoding="utf-8")
@@ -371,14 +372,26 @@ D2L_TESTS_CLASSIFIER = (
     "with torch.no_grad():\n    assert torch.isfinite(model(X)).all()",
     "# TEST: its state dict holds every tensor it computes with\n"
     "from ntdd.torch import assert_state_complete\nassert_state_complete(model)",
+    # the training batches' loss after the first two epochs, against a uniform guess's, log 10
+    "# TEST: after two epochs the training loss beats a uniform guess\n"
+    "import math\nlosses = [float(p.y) for p in model.board.data['train_loss']]\n"
+    "assert losses[2 * model.plot_train_per_epoch - 1] < math.log(10)",
 )
 
-# Tests a careful user adds to a trained d2l model: the loss fell over the first steps, and a
-# copy made from its state dict (its hyperparameters, then its tensors) computes the same.
+# Tests a careful user adds to a trained d2l model: the loss fell over the first steps (the
+# training batches' loss, and the validation loss after each of the first two epochs, read on
+# the same batches), and a copy made from its state dict (its hyperparameters, then its
+# tensors) computes the same.
+VAL_LOSS_FELL = (
+    "# TEST: the validation loss is finite and fell over the first two epochs\n"
+    "import math\nval = [float(p.y) for p in model.board.data['val_loss']]\n"
+    "assert all(map(math.isfinite, val)) and val[1] < val[0]"
+)
 D2L_TESTS_TRAINING = (
     "# TEST: the training loss is finite and fell\n"
     "import math\nlosses = [float(p.y) for p in model.board.data['train_loss']]\n"
     "assert all(map(math.isfinite, losses)) and losses[-1] < losses[0]",
+    VAL_LOSS_FELL,
     "# TEST: a copy made from its state dict computes the same\n"
     "X, _ = next(iter(data.val_dataloader()))\n"
     "clone = type(model)(**model.hparams)\nclone.load_state_dict(model.state_dict())\n"
@@ -548,7 +561,8 @@ D2L_LINEAR_SCRATCH = Case(  # d2l's linear regression from scratch: tensors in a
     tests=(
         (
             "trainer.fit(model, data)",
-            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)",
+            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)\n"
+            "assert torch.isfinite(data.X).all() and torch.isfinite(data.y).all()",
         ),
         (
             "trainer.fit(model, data)",
@@ -557,6 +571,7 @@ D2L_LINEAR_SCRATCH = Case(  # d2l's linear regression from scratch: tensors in a
             "assert (data.b - model.b).abs().max() < 0.5",
         ),
         ("trainer.fit(model, data)", D2L_TESTS_TRAINING[0]),
+        ("trainer.fit(model, data)", VAL_LOSS_FELL),
         (
             "trainer.fit(model, data)",
             "# TEST: a batch's loss is finite\n"
@@ -619,6 +634,7 @@ D2L_WEIGHT_DECAY = (
                 "losses = [p.y for p in model.board.data['train_loss']]\n"
                 "assert losses[-1] < losses[0]",
             ),
+            (WD_CONCISE, VAL_LOSS_FELL),
             (
                 WD_CONCISE,
                 "# TEST: the validation loss is finite\n"
@@ -802,7 +818,8 @@ D2L_LENET = Case(  # d2l's LeNet: lazy convolutions, sigmoid, average pooling, a
     tests=tuple(
         ("trainer.fit(model, data)", t)
         for t in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING
-        if "it learned the classes" not in t  # a sigmoid LeNet learns nothing in 40 steps here
+        # a sigmoid LeNet learns nothing in 40 steps here, nor beats a guess in its first 8
+        if "it learned the classes" not in t and "beats a uniform guess" not in t
     ),
     mutants={
         **images_mutants("data = d2l.FashionMNIST(batch_size=128)"),
@@ -878,3 +895,15 @@ CASES = {
     )
 }
 REAL_TRAINING = tuple(name for name, case in CASES.items() if case.real.startswith("training/"))
+
+# Two of the chapters as their authors run them: FashionMNIST's real size (60,000 training and
+# 10,000 validation images, synthetic as in every copy) and the chapter's own ten epochs. A full
+# run takes minutes: for `benchmarks/smoke.py`'s cost table only, never the suite.
+REAL_SIZE = (D2L, "num_train=512, num_val=256", "num_train=60000, num_val=10000")
+LONG = {
+    case.name: case
+    for case in (
+        replace(D2L_MLP, name="d2l-pytorch-colab__mlp-implementation__60000", changes=(REAL_SIZE,)),
+        replace(D2L_LENET, name="d2l-pytorch-colab__lenet__60000", changes=(REAL_SIZE,)),
+    )
+}
