@@ -20,6 +20,7 @@ on the path: `PYTHONPATH=path/to/old/checkout python benchmarks/faults_oracle.py
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import tempfile
@@ -79,6 +80,10 @@ def main() -> int:
     found: dict[str, dict[str, tuple[str, str]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         for name in names:
+            missing = [m for m in CASES[name].needs if importlib.util.find_spec(m) is None]
+            if missing:
+                print(f"  {name}: skipped, needs {', '.join(missing)}", file=sys.stderr)
+                continue
             start = time.perf_counter()
             found[name] = table(CASES[name], Path(scratch) / name)
             print(f"  {name}: {time.perf_counter() - start:.0f} s", file=sys.stderr)
@@ -91,7 +96,7 @@ def main() -> int:
 def report(found: dict[str, dict[str, tuple[str, str]]]) -> str:
     """Notebook × fault: `ntdd faults`' verdict/the written-in bug's (C caught, S survived,
     - not applicable, E error, T timed out), a `!` where they differ; the agreement."""
-    width = max(len(n) for n in found)
+    width = max((len(n) for n in found), default=len("notebook"))
     lines = [
         "notebook".ljust(width) + "  " + "  ".join(f"{k[:6]:<6}" for k in FAULTS) + "  agree",
     ]

@@ -66,6 +66,8 @@ class Case:
     changes: tuple[Edit, ...] = ()  # (file, old, new) in the files beside every copy
     mutants: dict[str, list[Edit]] = field(default_factory=dict)
     heavy: bool = False  # left to the benchmark: the suite's oracle test runs the others
+    offline: tuple[Edit, ...] = ()  # in every copy: a download replaced by a file beside it
+    needs: tuple[str, ...] = ()  # modules the notebook imports beyond the test extra's
 
     def notebook(self, folder: Path, edits: list[Edit] = ()) -> Path:  # type: ignore[assignment]
         path = folder / f"{self.name}.ipynb"
@@ -91,7 +93,7 @@ class Case:
             shutil.copytree(TRAINING / name, folder / name, dirs_exist_ok=True)
         for name, text in self.files:
             (folder / name).write_text(text, encoding="utf-8")
-        for edit in (*self.changes, *edits):
+        for edit in (*self.offline, *self.changes, *edits):
             if len(edit) == 3:
                 file, old, new = edit
                 text = (folder / file).read_text(encoding="utf-8")
@@ -872,6 +874,102 @@ D2L_MLP = Case(  # d2l's MLP: parameters by hand (nn.Parameter), then lazy layer
     heavy=True,
 )
 
+
+def cement_csv(rows: int = 998) -> str:
+    """Synthetic data of the cement strength table's shape (eight features V1-V8, an ordered
+    response 1-5, 998 rows): five classes cut from a noisy linear score, from a seeded
+    generator; the notebook downloads the real table."""
+    rng = random.Random(0)
+    weights = [rng.uniform(-1, 1) for _ in range(8)]
+    table = []
+    for _ in range(rows):
+        x = [rng.gauss(0, 1) * (10 ** (i % 3)) for i in range(8)]
+        score = sum(w * v / 10 ** (i % 3) for i, (w, v) in enumerate(zip(weights, x, strict=True)))
+        table.append((x, score + rng.gauss(0, 0.1)))
+    cuts = sorted(score for _, score in table)
+    cuts = [cuts[len(cuts) * k // 5] for k in range(1, 5)]
+    lines = ["response,V1,V2,V3,V4,V5,V6,V7,V8"]
+    for x, score in table:
+        response = 1 + sum(score >= cut for cut in cuts)
+        lines.append(",".join([str(response), *(f"{v:.4f}" for v in x)]))
+    return "\n".join(lines) + "\n"
+
+
+CEMENT_URL = "https://raw.githubusercontent.com/gagolews/ordinal_regression_data/master/"
+CEMENT_MODEL = "model = MLP(in_features=8, num_classes=NUM_CLASSES)"
+CEMENT_X = "        inputs = self.features[index]"
+CEMENT_Y = "        label = self.labels[index]"
+
+
+def cement_moved() -> str:
+    """`torch.tensor(..., device=...)`: where the `device` fault moves an example."""
+    import torch
+
+    return "'cuda'" if torch.cuda.is_available() else "'meta'"
+
+
+CEMENT = Case(  # Raschka's ordinal-regression baseline: a Dataset of NumPy rows, an MLP
+    "deeplearning-models__baseline_cement",
+    real="training/deeplearning-models__baseline_cement.ipynb",
+    offline=((f'"{CEMENT_URL}cement_strength.csv"', '"cement_strength.csv"'),),
+    files=(("cement_strength.csv", cement_csv()),),
+    needs=("pandas", "sklearn"),
+    tests=(
+        (
+            'data_features = data_df.loc[:, ["V1"',
+            "# TEST: eight features and five ordered classes, 0 to 4\n"
+            "assert data_features.shape[1] == 8\n"
+            "assert np.unique(data_labels.values).tolist() == [0, 1, 2, 3, 4]",
+        ),
+        (
+            "test_dataset = MyDataset(X_test_std, y_test)",
+            "# TEST: a batch is 128 rows of eight finite float32 features, and their classes\n"
+            "inputs, labels = next(iter(train_loader))\n"
+            "assert inputs.shape == (128, 8) and inputs.dtype == torch.float32\n"
+            "assert torch.isfinite(inputs).all() and labels.shape == (128,)",
+        ),
+        (
+            "print(f'Mean absolute error (train/test)",
+            "# TEST: it orders the test set's classes well\nassert test_mae < 0.5",
+        ),
+        (
+            "print(f'Mean absolute error (train/test)",
+            "# TEST: the loss reaches every parameter, and its state dict holds them\n"
+            "from ntdd.torch import assert_grad_flow, assert_state_complete\n"
+            "features, class_labels = next(iter(test_loader))\n"
+            "assert_grad_flow(model, torch.nn.functional.cross_entropy(model(features), "
+            "class_labels))\n"
+            "assert_state_complete(model)",
+        ),
+    ),
+    mutants={
+        "shape": [(CEMENT_X, CEMENT_X + "[0]")],
+        "dtype": [(CEMENT_X, CEMENT_X + ".astype(np.float64)")],
+        "device": [
+            (
+                CEMENT_X,
+                f"        inputs = torch.tensor(self.features[index], device={cement_moved()})",
+            ),
+            (
+                CEMENT_Y,
+                f"        label = torch.tensor(self.labels[index], device={cement_moved()})",
+            ),
+        ],
+        "nan": [after(CEMENT_X, "inputs = inputs.copy()\ninputs[0] = np.nan")],
+        "labels": [
+            (
+                CEMENT_Y,
+                "        label = self.labels[int(torch.randperm(len(self.labels), "
+                "generator=torch.Generator().manual_seed(0))[index])]",
+            )
+        ],
+        "broadcast": [(CEMENT_Y, "        label = self.labels[index : index + 1]")],
+        **model_mutants(CEMENT_MODEL, "model", "model.my_network[0]"),
+        "lr0": [("learning_rate = 0.001", "learning_rate = 0.0")],
+        "stale_grad": [("        optimizer.zero_grad()\n", "")],
+    },
+)
+
 CASES = {
     case.name: case
     for case in (
@@ -883,6 +981,7 @@ CASES = {
         THROUGH_A_LOADER,
         D2L_PARAMETERS,
         RASBT,
+        CEMENT,
         BIGRAMS,
         D2L_LINEAR_SCRATCH,
         D2L_WEIGHT_DECAY,

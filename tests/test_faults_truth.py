@@ -18,8 +18,17 @@ from conftest import write_notebook
 from fault_cases import CASES
 
 from ntdd.commands.cli import main
-from ntdd.faults.command import Request, run_notebook
-from ntdd.faults.results import CAUGHT, NOT_APPLICABLE, SURVIVED, TIMED_OUT, NotebookReport
+from ntdd.faults.command import Request, _checked, _test_cells, run_notebook
+from ntdd.faults.report import advice
+from ntdd.faults.results import (
+    CAUGHT,
+    NOT_APPLICABLE,
+    SURVIVED,
+    TIMED_OUT,
+    FaultResult,
+    NotebookReport,
+)
+from ntdd.notebook.read import read_notebook
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
@@ -63,6 +72,10 @@ IN_EVAL = (
 def faults(tmp_path: Path, cells: list[str], *kinds: str, **options: str) -> NotebookReport:
     notebook = write_notebook(tmp_path / "nb.ipynb", cells)
     return run_notebook(notebook, Request((str(notebook),), kinds, **options))  # type: ignore[arg-type]
+
+
+def cells_and_tests(notebook: Path) -> list[tuple[object, tuple[str, ...]]]:
+    return _test_cells(read_notebook(notebook))  # type: ignore[return-value]
 
 
 def verdicts(report: NotebookReport) -> dict[str, str]:
@@ -251,4 +264,68 @@ def test_the_advice_reads_the_notebook(
     assert main(["faults", "nb.ipynb", "--faults", "mode"]) == 1
     out = capsys.readouterr().out
     assert "NOT CAUGHT. The check it needs is made (test cell 3 (assert_mode))" in out, out
+    assert "missed the fault: the test calls eval() itself before it checks the mode" in out
     assert "Try:" not in out
+
+
+def test_the_advice_says_a_check_that_fails_without_any_fault_can_catch_none(
+    tmp_path: Path,
+) -> None:
+    """The check is there, in a test that fails cleanly: that, not the check, is what to fix."""
+    notebook = write_notebook(
+        tmp_path / "nb.ipynb",
+        [
+            "import torch\nx = torch.ones(3)",
+            "# TEST: finite\nfrom ntdd.torch import assert_finite\nassert_finite(x)\n"
+            "assert len(x) == 4",
+            "# TEST: three\nassert len(x) == 3",
+        ],
+    )
+    cells = cells_and_tests(notebook)
+    baseline = {"test_finite": "failed", "test_three": "passed"}
+    missed = _checked(FaultResult("nan", SURVIVED, ("x[0] → nan",)), cells, baseline)
+    assert missed.checked == "cell 2 (assert_finite)"
+    assert "it does not pass without any fault" in advice(missed)
+    assert "Try:" not in advice(missed)
+
+
+COMPUTED = (  # a Dataset that builds each example from a row: no data tensor held
+    "import torch\nfrom torch import nn\nfrom torch.utils.data import DataLoader, Dataset\n"
+    "torch.manual_seed(0)\n"
+    "ROWS = [(x1, x2, int(x1 * x2 > 0)) for x1, x2 in torch.randn(256, 2).tolist()]\n"
+    "class Rows(Dataset):\n"
+    "    def __len__(self):\n        return len(ROWS)\n"
+    "    def __getitem__(self, i):\n"
+    "        x1, x2, label = ROWS[i]\n"
+    "        return torch.tensor([x1, x2]), torch.tensor(label)\n"
+    "loader = DataLoader(Rows(), batch_size=64, shuffle=True)\n"
+    "model = nn.Sequential(nn.Linear(2, 32), nn.ReLU(), nn.Linear(32, 2))\n"
+    "opt = torch.optim.Adam(model.parameters(), lr=0.05)\n"
+    "for _ in range(30):\n"
+    "    for xb, yb in loader:\n"
+    "        opt.zero_grad()\n"
+    "        nn.functional.cross_entropy(model(xb), yb).backward()\n"
+    "        opt.step()"
+)
+COMPUTED_CHECKS = (
+    "# TEST: an example is two float features and a class\n"
+    "x0, y0 = Rows()[0]\nassert x0.shape == (2,) and x0.dtype == torch.float32\n"
+    "assert torch.isfinite(x0).all() and y0.ndim == 0",
+    "# TEST: it learned the quadrants\n"
+    "X = torch.stack([Rows()[i][0] for i in range(len(ROWS))])\n"
+    "y = torch.tensor([label for *_, label in ROWS])\n"
+    "with torch.no_grad():\n    assert (model(X).argmax(1) == y).float().mean() > 0.9",
+)
+
+
+def test_data_faults_reach_the_examples_a_dataset_computes_in_getitem(tmp_path: Path) -> None:
+    """A Dataset that builds each example from a row holds no tensor to change: each data
+    fault acts on what its `__getitem__` returns, through the loader and direct indexing."""
+    kinds = ("shape", "dtype", "nan", "labels", "broadcast")
+    report = faults(tmp_path, [COMPUTED, *COMPUTED_CHECKS], *kinds)
+    assert verdicts(report) == dict.fromkeys(kinds, CAUGHT)
+    applied = {r.name: r.applied for r in report.results}
+    assert applied["dtype"] == ("Rows.__getitem__ input float32 → float64",)
+    assert applied["labels"] == (
+        "Rows.__getitem__ labels shuffled (item i takes item perm[i]'s, of 256)",
+    )

@@ -11,7 +11,7 @@ in a child process (`apart`), so the others still run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +30,8 @@ from ntdd.faults.results import (
 )
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
-from ntdd.values import Cell
+from ntdd.pipeline.plan import make_plan
+from ntdd.values import Cell, Notebook
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,8 @@ def run_faults(
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
     try:
-        cells = read_notebook(notebook).cells  # the runs plan it: here, only whether it has tests
+        read = read_notebook(notebook)  # the runs plan it: here, whether it has tests, and which
+        cells = read.cells
     except NotPythonError as e:
         if e.has_tests:
             return NotebookReport(str(notebook), UNREADABLE, error=str(e))
@@ -93,22 +95,60 @@ def run_notebook(notebook: Path, request: Request) -> NotebookReport:
         from ntdd.faults.apart import run_apart
 
         report = run_apart(notebook, lambda: _tested(notebook, request))
-    results = tuple(_checked(r, cells) for r in report.results)
+    tests = _test_cells(read)
+    results = tuple(_checked(r, tests, report.baseline) for r in report.results)
     return replace(report, results=results)
 
 
-def _checked(result: FaultResult, cells: Sequence[Cell]) -> FaultResult:
-    """A fault no test caught, with the test cells that make the check it suggests: the
-    report says so, rather than suggest the check the notebook makes already."""
+def _test_cells(notebook: Notebook) -> list[tuple[Cell, tuple[str, ...]]]:
+    """Each test cell and the names of the tests it becomes (none where it cannot be planned)."""
+    try:
+        return [(t.cell, t.names) for t in make_plan(notebook).tests]
+    except NtddError:
+        return [(cell, ()) for cell in notebook.cells if is_test_cell(cell)]
+
+
+def _checked(
+    result: FaultResult,
+    tests: Sequence[tuple[Cell, tuple[str, ...]]],
+    baseline: Mapping[str, str],
+) -> FaultResult:
+    """A fault no test caught, with the test cells that make the check it suggests, and why
+    they missed: the report says so, rather than suggest the check the notebook makes."""
     if result.status != SURVIVED:
         return result
     names = FAULTS[result.name].checks
-    found = [
-        f"cell {cell.index} ({', '.join(n for n in names if n in cell.source)})"
-        for cell in cells
-        if is_test_cell(cell) and any(n in cell.source for n in names)
+    making = [(c, n) for c, n in tests if any(check in c.source for check in names)]
+    found = [f"cell {c.index} ({', '.join(n for n in names if n in c.source)})" for c, _ in making]
+    return replace(result, checked="; ".join(found), missed=_missed(result.name, making, baseline))
+
+
+def _missed(
+    fault: str, making: Sequence[tuple[Cell, tuple[str, ...]]], baseline: Mapping[str, str]
+) -> str:
+    """Why the test cells that make a fault's check passed with it in, as far as the
+    notebook and the clean run tell."""
+    if not making:
+        return ""
+    outcomes = [
+        outcome
+        for _, tests in making
+        for test, outcome in baseline.items()
+        if test.partition("[")[0] in tests
     ]
-    return replace(result, checked="; ".join(found))
+    if outcomes and "passed" not in outcomes:
+        return "it does not pass without any fault (it fails or is skipped), so it can catch none"
+    if fault == "mode" and all(
+        ".eval()" in c.source or "train(False)" in c.source for c, _ in making
+    ):
+        return (
+            "the test calls eval() itself before it checks the mode, so the check sees eval "
+            "mode whatever the setup cells did"
+        )
+    return (
+        "it passed with the fault in: it looks at another object than the one changed, "
+        "or before the fault acts (see what changed)"
+    )
 
 
 def _tested(notebook: Path, request: Request) -> NotebookReport:

@@ -3,7 +3,8 @@
 Each is a `Change`: which data tensors it wants (by what they hold and the
 role they play: a model's input, a loss's target, or data held beside them),
 and what it makes of one (a new tensor, and what changed: `(32, 2) → (2, 32)`).
-Where they act, on the data where the notebook first uses it, is `uses`.
+Where they act, on the data where the notebook first uses it, is `uses`; on the
+examples a notebook's own dataset computes, `examples`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ class Change:
     # (torch, tensor, the first tensor changed, as it was) -> it has the fault already: it was
     # made from the faulty data (a normalised copy), and changing it again would undo it
     already: Callable[[Any, Any, Any], bool] = lambda torch, t, first: False
+    # it moves the labels between examples: in a dataset that computes its examples, item i
+    # takes item perm[i]'s label (`examples`)
+    shuffles: bool = False
 
 
 def _swap(torch: Any, t: Any) -> tuple[Any, str]:
@@ -117,6 +121,7 @@ CHANGES: dict[str, Change] = {
         _permute,
         "no 1-D integer tensor of class indices (two classes or more) reached a loss or a dataset",
         keeps_layout=False,
+        shuffles=True,
     ),
     "broadcast": Change(
         lambda torch, t, role: t.ndim == 1 and t.shape[0] > 1 and role != INPUT,

@@ -116,11 +116,8 @@ def advice(result: FaultResult) -> str:
     """What to do about a fault no test caught (Markdown): the check that would catch it, or,
     where a test cell makes that check already, why it did not."""
     if result.checked:
-        return (
-            f"The check it needs is made (test {result.checked}), and passed with the "
-            "fault in: it looks at another object than the one changed, or before the "
-            "fault acts (see what changed)"
-        )
+        made = f"The check it needs is made (test {result.checked})"
+        return f"{made}, but missed the fault: {result.missed}"
     return f"Try: {FAULTS[result.name].suggestion}"
 
 
@@ -290,4 +287,5 @@ def _fault_json(result: FaultResult) -> dict[str, Any]:
         "reason": result.reason or None,
         "suggestion": fault.suggestion,
         "checked": result.checked or None,
+        "missed": result.missed or None,
     }

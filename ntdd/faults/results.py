@@ -58,6 +58,7 @@ class FaultResult:
     by_setup: tuple[str, ...] = ()  # of those, the ones a setup cell's error errored
     reason: str = ""  # not applicable: what is missing; error: what went wrong; setup: the cell
     checked: str = ""  # not caught: the test cells that make the check it suggests, if any
+    missed: str = ""  # ... and why they passed with the fault in, as far as can be told
 
 
 def judge(name: str, baseline: Outcomes, run: Outcomes, injected: Injected) -> FaultResult:

@@ -19,8 +19,8 @@ test cells hand to a call by name (`model(x)`, `F.one_hot(xs)`,
 tensor, or the tensors an object handed so holds, counts as used once the
 test reaches its cell (before the test runs, not by its code).
 
-What a test's own code uses is the test's; a batch a custom `Dataset`
-computes in `__getitem__` is not reached.
+What a test's own code uses is the test's. The examples a `Dataset` of the
+notebook's own computes in `__getitem__` are changed there (`examples`).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any
 
 from ntdd.faults.creation import Made, Undo, patch
 from ntdd.faults.data import HELD, INPUT, TARGET, Change
+from ntdd.faults.examples import Examples
 from ntdd.faults.finding import Namespace, Seen
 
 SETUP_CELL = "(setup cell "  # in the file name of a setup cell's code (see ntdd.runtime)
@@ -75,7 +76,21 @@ class DataUses:
         self._snapshot: dict[str, int] = {}  # top-level name -> id of its value
         self._cells = 0
         self._depth = 0  # forwards in progress: only the outermost one's inputs count
-        self.error = ""  # the fault's own bug, if it raised: the run is not judged
+        self._error = ""  # the fault's own bug, if it raised: the run is not judged
+        self._examples = Examples(torch, change, self._faulty, made.seen.add, self._noted)
+
+    @property
+    def error(self) -> str:
+        return self._error or self._examples.error
+
+    @error.setter
+    def error(self, value: str) -> None:
+        self._error = value
+
+    def _noted(self, what: str, where: str) -> None:
+        places = self.changes.setdefault(what, [])
+        if where not in places:
+            places.append(where)
 
     # -- the run's cells --------------------------------------------------------------
 
@@ -134,6 +149,7 @@ class DataUses:
         undo.append(patch(data.TensorDataset, "__init__", self._tensor_dataset(data)))
         undo.append(patch(data.DataLoader, "__init__", self._loader(data)))
         undo.append(patch(data.DataLoader, "__iter__", self._batches(data.DataLoader.__iter__)))
+        undo += self._examples.patches()
         return undo
 
     def _batches(self, original: Any) -> Any:
