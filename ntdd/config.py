@@ -10,6 +10,7 @@
     smoke = true                  # `pytest --ntdd` runs every notebook in smoke mode
     smoke_batches = 4             # ...where a DataLoader yields at most 4 batches a pass
     smoke_epochs = 2              # ...and a training loop runs at most 2 times
+    skip_eval_false = true        # cells marked `#| eval: false` are left out, as nbdev_test does
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
     num_epochs = 1
@@ -48,6 +49,7 @@ KEYS = frozenset(
         "report",
         "run_untested",
         *SMOKE_KEYS,
+        "skip_eval_false",
     }
 )
 
@@ -79,6 +81,7 @@ class Config:
     run_untested: bool | None = None  # `pytest --ntdd` runs notebooks without tests
     smoke: bool | None = None  # `pytest --ntdd` runs notebooks in smoke mode
     smoke_caps: dict[str, Any] = field(default_factory=dict)  # `smoke_*` keys, as given
+    skip_eval_false: bool | None = None  # cells marked `#| eval: false` are left out
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -122,6 +125,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         run_untested=_bool(table, "run_untested", pyproject),
         smoke=_bool(table, "smoke", pyproject),
         smoke_caps={key: table[key] for key in SMOKE_KEYS[1:] if key in table},
+        skip_eval_false=_bool(table, "skip_eval_false", pyproject),
         source=pyproject,
     )
 

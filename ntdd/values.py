@@ -71,6 +71,7 @@ class SetupCell:
     assigns_device: bool = False  # assigns the notebook's `device` variable
     expects_exception: bool = False  # marked to raise (`raises-exception` tag)
     inert: bool = False  # only comments, installs and display magics: nothing runs under test
+    eval_false: bool = False  # `#| eval: false`: run, unless the run skips such cells
 
 
 @dataclass(frozen=True)

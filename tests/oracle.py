@@ -8,7 +8,8 @@ unexpectedly, since ntdd errors the tests below a failing setup cell (Run All
 would have stopped there). The module's end test, which runs the cells below
 the tests, raised when any setup cell did: Run All did not reach the end.
 Cells ntdd never runs (skip-marked setup cells, skipped tests) are left out
-of the kernel's run too.
+of the kernel's run too; not those marked `#| eval: false`, which nbdev's and
+Quarto's runners leave out but a kernel's Run All runs (the line is a comment).
 
 ntdd's verdict for the same test: failed, errored or xfailed is *raised*;
 passed or xpassed is not; skipped tests are not compared.
@@ -63,7 +64,7 @@ def kernel_verdicts(path: Path, timeout: int = 120) -> dict[str, bool]:
     nb = nbformat.read(str(path), as_version=4)
     run = nbformat.v4.new_notebook(metadata=copy.deepcopy(nb.metadata))
     tests = {t.cell.index: t for t in plan.tests}
-    skipped = {s.cell.index for s in plan.skipped}
+    skipped = {s.cell.index for s in plan.skipped if s.reason != markers.EVAL_FALSE}
     origin: list[int | None] = []  # the original cell index of each cell run
     for index, cell in enumerate(nb.cells, 1):
         if cell.cell_type != "code":
@@ -151,7 +152,7 @@ def covers_every_test_cell(path: Path, verdicts: dict[str, bool]) -> bool:
 
 def _never_runs(marks: Any) -> bool:
     for mark in marks:
-        if mark.name == "skip":
+        if mark.name == "skip" and markers.EVAL_FALSE not in str(mark.kwargs):
             return True
         if mark.name == "cuda" and device_unavailable("cuda"):
             return True

@@ -118,7 +118,22 @@ def test_a_notebook_without_a_parameters_cell_or_overrides_is_as_before(
 # -- #| directives ----------------------------------------------------------------
 
 
-def test_a_cell_with_eval_false_is_not_run(notebook: Any, run_notebook: Any) -> None:
+def test_a_cell_with_eval_false_runs_as_in_a_kernel(notebook: Any, run_notebook: Any) -> None:
+    """nbdev's and Quarto's runners leave such a cell out; a kernel's Run All runs it."""
+    notebook(
+        [
+            "x = 1",
+            "#| eval: false\nimport json\nx = 2",
+            "#| eval: false\n# TEST: runs too\nassert x == 2",
+            "# TEST\nassert json.dumps(x) == '2'",
+        ]
+    )
+    run_notebook().assert_outcomes(passed=2)
+
+
+def test_a_run_that_skips_eval_false_leaves_those_cells_out(
+    notebook: Any, run_notebook: Any
+) -> None:
     notebook(
         [
             "x = 1",
@@ -127,9 +142,28 @@ def test_a_cell_with_eval_false_is_not_run(notebook: Any, run_notebook: Any) -> 
             "# TEST\nassert x == 1",
         ]
     )
-    result = run_notebook("nb.ipynb", "-rs")
+    result = run_notebook("nb.ipynb", "-rs", "--ntdd-skip-eval-false")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(["*#| eval: false*"])
+
+
+def test_skipping_eval_false_is_a_project_setting(notebook: Any, pytester: pytest.Pytester) -> None:
+    """nbdev notebooks end with `nbdev_export()` marked `#| eval: false`, which raises
+    outside the project: a project that honours the directive says so once."""
+    pytester.makepyprojecttoml("[tool.ntdd]\nskip_eval_false = true\n")
+    notebook(
+        [
+            "x = 1",
+            "# TEST\nassert x == 1",
+            "y = x + 1\nassert y == 2",
+            "#| eval: false\nraise RuntimeError('nbdev_export() outside a project')",
+        ]
+    )
+    result = run(pytester, "--ntdd", "nb.ipynb", "-v")
+    result.assert_outcomes(passed=2)  # the cells below the test still run, in the end test
+    result.stdout.fnmatch_lines(["*test_notebook_runs_to_the_end PASSED*"])
+    pytester.makepyprojecttoml("[tool.ntdd]\n")
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1, errors=1)
 
 
 def test_nbdev_flags_are_marks(notebook: Any, run_notebook: Any) -> None:

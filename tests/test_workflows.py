@@ -270,6 +270,20 @@ def test_init_leaves_out_the_check_when_no_module_is_committed_and_says_so(
     assert done.returncode == 1 and "missing: not exported yet" in done.stdout
 
 
+def test_init_suggests_skipping_eval_false_to_an_nbdev_project_only(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, notes = dry_run(capsys)
+    assert "skip_eval_false" not in notes
+    (repo / "settings.ini").write_text("[DEFAULT]\nlib_name = course\nnbs_path = notebooks\n")
+    _, notes = dry_run(capsys)
+    assert "an nbdev project: its `#| eval: false` cells" in notes
+    assert "add `skip_eval_false = true` under [tool.ntdd]" in notes
+    (repo / "pyproject.toml").write_text("[tool.ntdd]\nskip_eval_false = false\n")
+    _, notes = dry_run(capsys)  # the project chose
+    assert "skip_eval_false" not in notes
+
+
 def test_init_checks_committed_modules_and_says_so(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

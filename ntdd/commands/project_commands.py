@@ -174,6 +174,8 @@ def init_command(args: argparse.Namespace) -> int:
     pins = installed_pins(root, dict(found.imports), [spec for spec, _ in found.installs])
     options, notes = plan(found, asked, ntdd, pins)
     text = render_workflow(options)
+    nbdev = nbdev_note(root)
+    notes = [*notes, nbdev] if nbdev else notes
     for note in notes:  # with --dry-run, stdout is the workflow alone
         print(f"ntdd: {note}", file=sys.stderr if args.dry_run else sys.stdout)
     if args.dry_run:
@@ -182,6 +184,36 @@ def init_command(args: argparse.Namespace) -> int:
     path = write_workflow(args.output, text, force=args.force)
     print(f"{path}: written; commit it to run your notebooks' tests on every change")
     return OK
+
+
+def nbdev_note(root: Path) -> str | None:
+    """What `ntdd init` suggests to an nbdev project (nbdev's keys in settings.ini, or
+    nbdev in pyproject.toml) that has not chosen how its `#| eval: false` cells run."""
+    from ntdd.config import load_config
+
+    settings, pyproject = root / "settings.ini", root / "pyproject.toml"
+    found = settings.is_file() and _reads(settings, ("lib_name", "nbs_path"))
+    found = found or (pyproject.is_file() and _reads(pyproject, ("nbdev",)))
+    if not found:
+        return None
+    try:
+        if load_config(root).skip_eval_false is not None:
+            return None
+    except NtddError:
+        return None
+    return (
+        "an nbdev project: its `#| eval: false` cells (such as the `nbdev_export()` that ends "
+        "its notebooks) run under test, as a kernel's Run All runs them; to leave them out, "
+        "as nbdev_test does, add `skip_eval_false = true` under [tool.ntdd] in pyproject.toml"
+    )
+
+
+def _reads(path: Path, words: tuple[str, ...]) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return all(word in text for word in words)
 
 
 def _check_init_args(args: argparse.Namespace, root: Path) -> None:

@@ -185,11 +185,34 @@ def as_cell(tree: ast.Module) -> bool:
     the compiler refuses at the top of a cell (`return`, `yield`, `nonlocal`).
     Top-level `await` is allowed, as IPython's autoawait allows it.
     """
+    future_first(tree)
     with quiet_syntax_warnings():
         compiled = compile(
             tree, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
         )
     return bool(compiled.co_flags & inspect.CO_COROUTINE)
+
+
+def future_first(tree: ast.Module) -> bool:
+    """Move a cell's `from __future__` imports to its start; whether one was elsewhere.
+
+    IPython compiles each of a cell's statements on its own, carrying the
+    future flags from one to the next, so a kernel takes `x = 1` followed by
+    `from __future__ import annotations` in one cell, which Python refuses
+    in one module. (The statements above the import then compile with its
+    flags too: only annotations they evaluate could tell.)
+    """
+    body = tree.body
+    future = [n for n in body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    docstring = int(bool(body) and isinstance(body[0], ast.Expr) and _is_text(body[0].value))
+    if not future or body[docstring : docstring + len(future)] == future:
+        return False
+    tree.body = [*body[:docstring], *future, *(n for n in body[docstring:] if n not in future)]
+    return True
+
+
+def _is_text(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def compiles(code: str | ast.Module) -> SyntaxError | None:

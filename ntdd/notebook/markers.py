@@ -7,7 +7,9 @@
 
 Cell tags say the same: `ntdd-skip`, `ntdd-xfail`, `ntdd-slow`, `ntdd-cuda`,
 and `ntdd-<word>` for any mark. Quarto's and nbdev's `#|` directives at the top
-of a cell are read too: `#| eval: false` means "not run", and a bare flag in
+of a cell are read too: `#| eval: false` is nbdev's and Quarto's "not run"
+for their own runners, which a kernel's Run All runs all the same (ntdd runs
+it too, unless a run skips such cells: `eval_false`), and a bare flag in
 nbdev's `tst_flags` style (`#| slow`) is a mark. This module is the grammar's
 only home: it parses the `# TEST` line and writes it back.
 """
@@ -95,15 +97,20 @@ def directives(source: str) -> dict[str, str | None]:
 
 
 def not_evaluated(source: str) -> bool:
-    """`#| eval: false`, as Quarto and nbdev write it: the cell does not run."""
+    """`#| eval: false`, as Quarto and nbdev write it: their runners leave the cell out.
+
+    A kernel runs it (the line is a comment), and so does ntdd, unless the
+    run skips such cells (`--ntdd-skip-eval-false`): the runtime decides.
+    """
     value = directives(source).get("eval")
     return value is not None and value.strip().strip("'\"").lower() in _FALSE
 
 
 def directive_marks(source: str) -> tuple[Mark, ...]:
-    """Marks a test cell's directives give it: `#| eval: false` skips, flags mark."""
+    """Marks a test cell's directives give it: a bare flag is a mark (`#| eval: false`
+    is none: whether it skips is the run's choice)."""
     found = directives(source)
-    marks = [Mark("skip", (), (("reason", repr(EVAL_FALSE)),))] if not_evaluated(source) else []
+    marks: list[Mark] = []
     for key, value in found.items():
         if value is None and key.isidentifier() and key not in _DOCUMENT_DIRECTIVES:
             marks.append(Mark(key))
@@ -120,7 +127,9 @@ def near_miss(cell: Cell) -> str | None:
     `# Test:`, `# TESTS:`, `#test` and a `# TEST` line behind an invisible
     character (a pasted byte order mark) all run as setup cells. Said at
     collection and export, so that a misspelled marker is not a test that
-    silently never runs.
+    silently never runs; but only of a cell made of checks (`assert`s, testing
+    calls), which could be meant as a test: teaching notebooks head ordinary
+    cells with `# Test mul() function` or `# Test cases`.
     """
     if cell.cell_type != "code" or is_test_cell(cell):
         return None
@@ -128,6 +137,8 @@ def near_miss(cell: Cell) -> str | None:
     hidden = _invisible_prefix(line)
     visible = line[len(hidden) :]
     if not _LIKE_TEST_LINE.match(visible):
+        return None
+    if not hidden and not _made_of_checks(cell.source):
         return None
     if hidden and _TEST_LINE.match(visible):
         names = ", ".join(f"U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip() for ch in hidden)
@@ -139,6 +150,16 @@ def near_miss(cell: Cell) -> str | None:
         f"the first line {line!r} looks like a test marker but is not one, so the cell is a "
         "setup cell, not a test; a test cell's first line is `# TEST` or `# TEST: name`"
     )
+
+
+def _made_of_checks(source: str) -> bool:
+    from ntdd.notebook.cell_code import to_python
+    from ntdd.notebook.checks import is_check
+
+    try:
+        return is_check(to_python(source).tree)
+    except SyntaxError:
+        return False
 
 
 def _invisible_prefix(line: str) -> list[str]:
@@ -157,8 +178,6 @@ def skip_reason(cell: Cell) -> str | None:
         return "# NTDD: skip"
     if any(line.strip() == _NBVAL_SKIP for line in _lines(cell.source)):
         return _NBVAL_SKIP
-    if not_evaluated(cell.source):
-        return EVAL_FALSE
     tags = SKIP_TAGS.intersection(cell.tags)
     return f"tag {sorted(tags)[0]}" if tags else None
 

@@ -97,9 +97,10 @@ def read_bytes(path: Path) -> bytes:
         return path.read_bytes()
     except IsADirectoryError as e:
         raise NotebookReadError(f"{path}: is a directory, not a notebook") from e
-    except FileNotFoundError as e:
-        raise NotebookReadError(dangling_link(path) or f"{path}: no such file") from e
     except OSError as e:
+        lost = dangling_link(path)
+        if lost is not None:
+            raise NotebookReadError(lost) from e
         reason = e.strerror or type(e).__name__
         raise NotebookReadError(f"{path}: cannot be read: {reason.lower()}") from e
 
@@ -107,9 +108,16 @@ def read_bytes(path: Path) -> bytes:
 def dangling_link(path: Path) -> str | None:
     """What is wrong with *path* when it is a link to a file that does not exist
     (a committed link to a notebook that was deleted or moved); None otherwise."""
-    if not path.is_symlink() or path.exists():
+    if not path.is_symlink():
         return None
-    return f"{path}: a link to {os.readlink(path)}, which does not exist; fix the link or remove it"
+    try:
+        os.stat(path)
+    except FileNotFoundError:
+        target = os.readlink(path)
+        return f"{path}: a link to {target}, which does not exist; fix the link or remove it"
+    except OSError:  # a loop of links, said as the system says it
+        return None
+    return None
 
 
 # The first line of a file Git LFS stores in place of the notebook it tracks.

@@ -129,6 +129,7 @@ def _setup_cell(
         cell_code.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
         assigns_device=cell_code.DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
+        eval_false=markers.not_evaluated(cell.source),
         inert=only is not None and magics.run_nothing(only),
     )
 

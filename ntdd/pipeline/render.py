@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +63,22 @@ def pystr(value: str | None) -> str:
         return "None"
     for candidate in _literal_candidates(value):
         try:
-            if ast.literal_eval(candidate) == value:
+            if _reads_back(candidate, value):
                 candidate.encode("utf-8")
                 return candidate
         except (SyntaxError, ValueError, UnicodeEncodeError):
             continue
     return ascii(value)
+
+
+def _reads_back(candidate: str, value: str) -> bool:
+    """Whether *candidate* reads back as *value*, without a warning: a cell's raw-string
+    regex (`r'(\\d+)'`) in a plain literal would be an invalid escape sequence, which
+    Python warns about as the module compiles, where a kernel says nothing."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        same = ast.literal_eval(candidate) == value
+    return same and not said
 
 
 def _literal_candidates(value: str) -> list[str]:
@@ -148,6 +159,7 @@ def _cells(plan: Plan) -> list[dict[str, Any]]:
     for s in plan.setup:
         options = ", assigns_device=True" if s.assigns_device else ""
         options += ", expects_exception=True" if s.expects_exception else ""
+        options += ", eval_false=True" if s.eval_false else ""
         cells.append(
             {
                 "kind": "setup",

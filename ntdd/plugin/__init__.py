@@ -79,7 +79,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "test_notebook_runs_to_the_end: it passes when Run All would "
         "(ini: ntdd_run_untested)",
     )
+    group.addoption(
+        "--ntdd-skip-eval-false",
+        action="store_true",
+        default=None,
+        dest="ntdd_skip_eval_false",
+        help="leave out the cells marked `#| eval: false`, as nbdev_test and Quarto do; "
+        "by default they run, as in a kernel's Run All (ini: ntdd_skip_eval_false)",
+    )
     parser.addini("ntdd", "collect notebooks, as --ntdd does", type="bool", default=False)
+    parser.addini(
+        "ntdd_skip_eval_false",
+        "leave out the cells marked `#| eval: false`",
+        type="bool",
+        default=None,
+    )
     # No default: unset, `[tool.ntdd] run_untested` decides (pytest 8 gives [] for None).
     parser.addini(
         "ntdd_run_untested", "run notebooks without tests, one test each", type="bool", default=None
@@ -332,6 +346,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     if file.template is not None and not file.template.is_file():
         raise ConfigError(f"[tool.ntdd] template: {file.template}: no such file")
     ini_untested = config.getini("ntdd_run_untested")
+    ini_eval = config.getini("ntdd_skip_eval_false")
     return Settings(
         enabled=bool(enabled),
         devices=devices or DEFAULT_DEVICES,
@@ -342,6 +357,10 @@ def _read_settings(config: pytest.Config) -> Settings:
         run_untested=bool(
             config.getoption("ntdd_run_untested")
             or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)
+        ),
+        skip_eval_false=bool(
+            config.getoption("ntdd_skip_eval_false")
+            or (ini_eval if isinstance(ini_eval, bool) else file.skip_eval_false)
         ),
     )
 

@@ -81,14 +81,14 @@ class CollectionHooks:
     def pytest_make_collect_report(
         self, collector: pytest.Collector
     ) -> Generator[None, pytest.CollectReport, pytest.CollectReport]:
-        """A folder's link to a notebook that is gone is its error, not passed over.
+        """A folder's link to a notebook that is gone (or a link loop) is its error.
 
-        pytest's folders collect files and folders only, and a dangling link is
+        pytest's folders collect files and folders only, and a broken link is
         neither: a committed link to a deleted notebook would be tested by no
         one and the run green, where the CI job names it and fails."""
         report = yield
         if self.settings.enabled and report.passed and isinstance(collector, pytest.Directory):
-            for path in _dangling_notebook_links(collector.path):
+            for path in _broken_notebook_links(collector.path):
                 if not collector.ihook.pytest_ignore_collect(
                     collection_path=path, config=self.config
                 ):
@@ -259,8 +259,8 @@ def _notebook_file(path: Path, parent: pytest.Collector) -> bool:
     return is_notebook_file(path, given=parent.session.isinitpath(path))
 
 
-def _dangling_notebook_links(folder: Path) -> list[Path]:
-    """The links to `.ipynb` files that do not exist in *folder*, by name."""
+def _broken_notebook_links(folder: Path) -> list[Path]:
+    """The links to `.ipynb` files in *folder* that lead nowhere (gone, or a loop), by name."""
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError:
@@ -268,8 +268,16 @@ def _dangling_notebook_links(folder: Path) -> list[Path]:
     return [
         Path(entry.path)
         for entry in entries
-        if entry.name.endswith(".ipynb") and entry.is_symlink() and not entry.is_file()
+        if entry.name.endswith(".ipynb") and entry.is_symlink() and _leads_nowhere(entry.path)
     ]
+
+
+def _leads_nowhere(link: str) -> bool:
+    try:
+        os.stat(link)
+    except OSError:
+        return True
+    return False
 
 
 def _under_a_given_path(path: Path, session: pytest.Session) -> bool:

@@ -30,6 +30,7 @@ from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.device_runs import DeviceRun, DeviceRuns
 from ntdd.runtime.devices import device_value
 from ntdd.runtime.isolation import change_cwd, forget, set_filters
+from ntdd.runtime.process_wide import close_figures
 from ntdd.runtime.settings import counts_of, injection_of
 from ntdd.runtime.steps import ParametersStep, SetupStep, TestStep
 
@@ -84,6 +85,12 @@ class NotebookCursor(DeviceRuns):
             run.future |= compiled.co_flags & steps.FUTURE_FLAGS  # for the cells below
         steps.execute(compiled, self.namespace, self._loop)
 
+    def run_body(self, index: int, name: str) -> None:
+        """What a bare test cell's function runs: the cell's statements, at the notebook's
+        top level, as a kernel runs a cell (`steps.at_the_top_level`)."""
+        __tracebackhide__ = True
+        exec(self._bodies[index, name], self.namespace)  # the namespace is its frame's locals
+
     def run_coroutine(self, function: Callable[..., Any], arguments: dict[str, Any]) -> None:
         """Run an `async def` test on the notebook's event loop, as a kernel awaits."""
         __tracebackhide__ = True
@@ -114,9 +121,11 @@ class NotebookCursor(DeviceRuns):
                     self._run_setup(run, step)
                 finally:  # a cell that raised made objects too: the report names them
                     self._injected_after_cell(run, item.config)
+                    close_figures()
             else:
                 self._run_test_cell(run, step, quietly=passing_by)
             if passing_by:
+                close_figures()  # as a kernel's inline backend does after each cell
                 self._trigger("post_run_cell")
         run.ran.add(item.name)
 

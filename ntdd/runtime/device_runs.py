@@ -44,6 +44,7 @@ from ntdd.runtime.isolation import (
     set_filters,
 )
 from ntdd.runtime.notes import note_at
+from ntdd.runtime.process_wide import Builtins, Matplotlib, as_a_kernel_has_them, patched_classes
 from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.shell import ShellFactory, display
 
@@ -86,6 +87,8 @@ class DeviceRuns(CellPlaces):
         self._runs: dict[str, DeviceRun] = {}
         self._active: DeviceRun | None = None
         self._outside: ProcessState | None = None  # the process before the notebook ran
+        self._builtins: Builtins | None = None  # `builtins` before the notebook ran
+        self._matplotlib: Matplotlib | None = None  # matplotlib's settings before it ran
         self._threads: frozenset[threading.Thread] = frozenset()  # those before it ran
         self._processes: set[int] = set()  # children its cells started, ended at release
         self._modules_mark: tuple[int, str] = (0, "")  # sys.modules when the run went live
@@ -99,21 +102,18 @@ class DeviceRuns(CellPlaces):
     def notebook_code(
         self, run: DeviceRun, keep_pytests: bool = False
     ) -> contextlib.AbstractContextManager[None]:
-        """While the notebook's code runs: its root logger, its event loop running.
-
-        Only for a notebook whose code names them: the others cannot tell,
-        and pay nothing (a loop made and closed is 0.3 ms a notebook).
-        """
-        uses_loop = "asyncio" in self._mentions
-        if not (uses_loop or "logging" in self._mentions):
-            return contextlib.nullcontext()
-        return NotebookCode(run, keep_pytests, uses_loop)
+        """While the notebook's code runs: its event loop running, as a kernel's cells run
+        inside one, whatever the code (library code calls `asyncio.get_running_loop()`
+        where the notebook never names asyncio; a loop is 0.05 ms); its root logger, for
+        a notebook whose code names logging (the others cannot tell)."""
+        return NotebookCode(run, keep_pytests, "logging" in self._mentions)
 
     @functools.cached_property
     def _mentions(self) -> frozenset[str]:
-        """Which of asyncio and logging the module's code, its setup cells' included, names."""
+        """Which of the modules the runtime keeps apart the module's code (its setup cells'
+        included) names: logging."""
         text = "".join(self.layout.lines)
-        return frozenset(word for word in ("asyncio", "logging") if word in text)
+        return frozenset(word for word in ("logging",) if word in text)
 
     @contextlib.contextmanager
     def in_its_folder(self) -> Iterator[None]:
@@ -184,10 +184,16 @@ class DeviceRuns(CellPlaces):
             event_loop.close(run.loop)
         if self._outside is not None:
             self._outside.apply()
-        self.namespace.clear()
-        self.namespace.update(self._pristine or self._base)
+        if self._builtins is not None:
+            self._builtins.apply()
+        if self._matplotlib is not None:
+            self._matplotlib.apply()
+        if not patched_classes(self.namespace):  # else a class's method still reads them
+            self.namespace.clear()
+            self.namespace.update(self._pristine or self._base)
         self._runs.clear()
         self._active = self._outside = self._config = None
+        self._builtins = self._matplotlib = None
 
     def _leave_threads(self) -> None:
         """Threads the cells started and left running: a kernel would be shut down now.
@@ -245,6 +251,7 @@ class DeviceRuns(CellPlaces):
             run.process.apply()
             sys.modules.update(run.own_modules)
             run.names = run.process = None
+            as_a_kernel_has_them(self.namespace)
         self._modules_mark = modules_mark()
         self._active = run
         return run
@@ -252,6 +259,7 @@ class DeviceRuns(CellPlaces):
     def _start(self, config: pytest.Config) -> None:
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
+        self._builtins, self._matplotlib = Builtins.capture(), Matplotlib.capture()
         self._threads = frozenset(threading.enumerate())
         self._keeps_generators = reseeds_per_test(config)
         if BASELINE not in config.stash:
@@ -277,6 +285,9 @@ class DeviceRuns(CellPlaces):
             self._dropped,
         )
         ns["display"] = display
+        if self._builtins is not None:
+            self._builtins.apply()  # a fresh kernel's: none a cell added
+        as_a_kernel_has_them(ns)
         if self.uses_device:
             ns[DEVICE] = device_value(run.device)
         config.stash[BASELINE].for_notebook(self.notebook.parent).apply()
@@ -345,30 +356,32 @@ class DeviceRuns(CellPlaces):
 
 
 class NotebookCode:
-    """While a notebook run's code runs: its root logger, and its event loop running;
-    after, the tasks its cells started go on for a moment, as between a kernel's cells.
+    """While a notebook run's code runs: its event loop running, and its root logger
+    where it uses logging; after, the tasks its cells started go on for a moment, as
+    between a kernel's cells.
 
     A class, not a generator: it is entered twice for every test.
     """
 
-    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_loop: bool) -> None:
+    def __init__(self, run: DeviceRun, keep_pytests: bool, uses_logging: bool) -> None:
         self._run = run
         self._keep_pytests = keep_pytests
-        self._loop = event_loop.Running(run.event_loop) if uses_loop else None
+        self._loop = event_loop.Running(run.event_loop)
+        self._logging = uses_logging
         self._outside = RootLogger()
 
     def __enter__(self) -> None:
-        self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
-        if self._loop is not None:
-            self._loop.__enter__()
+        if self._logging:
+            self._outside = root_logger.swap_in(self._run.root_logger, self._keep_pytests)
+        self._loop.__enter__()
 
     def __exit__(self, *exc_info: object) -> None:
         try:
-            if self._loop is not None:
-                self._loop.__exit__()
-                event_loop.idle(self._run.loop)
+            self._loop.__exit__()
+            event_loop.idle(self._run.loop)
         finally:
-            self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
+            if self._logging:
+                self._run.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)
 
 
 def _clear_frames(tb: types.TracebackType | None) -> None:

@@ -118,15 +118,22 @@ class ProcessState:
 
     def for_notebook(self, folder: Path) -> ProcessState:
         """This state as a notebook in *folder* starts: the cwd (`""`, as a kernel has
-        it) first on the path, so that after `os.chdir` imports look there, and a
-        kernel's `sys.argv`.
+        it) first on the path, so that after `os.chdir` imports look there, a
+        kernel's `sys.argv`, and its `MPLBACKEND` (matplotlib's inline backend).
 
         Its working directory is not part of it: the runtime makes the folder
         the cwd only while the notebook's cells run (`in_its_folder`), so that
         pytest and other plugins always run in the session's.
         """
+        environ = dict(self.environ)
+        environ.setdefault(_encode("MPLBACKEND"), _encode(MPLBACKEND))  # as ipykernel sets it
         return replace(
-            self, cwd=None, path=("", *self.path), warning_filters=None, argv=kernel_argv()
+            self,
+            cwd=None,
+            environ=environ,
+            path=("", *self.path),
+            warning_filters=None,
+            argv=kernel_argv(),
         )
 
     def apply(self) -> None:
@@ -285,6 +292,7 @@ def _found_in(root: types.ModuleType | None, folder: Path) -> bool:
 
 
 _PYTEST_OWN = "PYTEST_CURRENT_TEST"  # pytest's, set for each test: never the notebook's
+MPLBACKEND = "module://matplotlib_inline.backend_inline"  # a kernel's, unless set already
 
 
 def _environ() -> dict[Any, Any]:

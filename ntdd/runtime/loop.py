@@ -8,9 +8,9 @@ as the thread's running loop while the notebook's code runs; the loop itself
 runs when a cell awaits, and for a moment after each cell, as a kernel's
 loop runs while it waits for the next cell.
 
-Only a notebook whose code names asyncio gets a loop marked running (a
-notebook's cells that await run on its loop in any case): making and closing
-a loop for every notebook would cost more than many a notebook's tests.
+Every notebook run gets one, whether or not its code names asyncio: library
+code calls `asyncio.get_running_loop()` too, and a loop made and closed costs
+about 0.05 ms.
 """
 
 from __future__ import annotations

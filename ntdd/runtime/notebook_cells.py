@@ -57,6 +57,8 @@ class NotebookCells:
         self._positions: list[float] = []  # the steps' positions, for bisection
         self._pristine: dict[str, Any] = {}  # the module once imported
         self._cell_codes: set[types.CodeType] = set()  # tests whose body is a cell's top level
+        self._left_out: set[int] = set()  # test cells of `#| eval: false` the run skips
+        self._bodies: dict[tuple[int, str], types.CodeType] = {}  # bare cells' top levels
 
     def setup(
         self,
@@ -65,9 +67,13 @@ class NotebookCells:
         code: str,
         assigns_device: bool = False,
         expects_exception: bool = False,
+        eval_false: bool = False,
     ) -> None:
-        """Register a setup cell; it runs when the first test below it needs it."""
-        self._setup.append(SetupStep(index, cell_id, code, assigns_device, expects_exception))
+        """Register a setup cell; it runs when the first test below it needs it (one marked
+        `#| eval: false` too, unless the run skips such cells)."""
+        self._setup.append(
+            SetupStep(index, cell_id, code, assigns_device, expects_exception, eval_false)
+        )
 
     def parameters(self, index: int, values: dict[str, Any], after: bool = True) -> None:
         """Register test-only parameters, assigned after cell *index* (or before it)."""
@@ -96,30 +102,36 @@ class NotebookCells:
     def _plan_steps(self, config: pytest.Config) -> None:
         """The module as imported, and the steps a run takes through its cells, in order."""
         self._pristine = dict(self.namespace)
-        test_steps = steps.test_steps(self.layout, self._pristine, self.filename)
-        cells: list[Step] = [*self._setup, *test_steps]
+        skips = settings_of(config).skip_eval_false
+        test_steps = steps.test_steps(self.layout, self._pristine, self.filename, skips)
+        setup = [s for s in self._setup if not (skips and s.eval_false)]
+        cells: list[Step] = [*setup, *test_steps]
         parameters = self._parameters_step(config, cells)
         if parameters is not None:
             cells.append(parameters)
             self._pins = self._pins_of(parameters)
             shared = settings_of(config).parameters.shared_by(self.notebook)
             self._unassigned = pinning.unassigned(parameters.values, self._setup_code(), shared)
+        self._left_out = {s.index for s in test_steps if s.eval_false}
         self._steps = sorted(cells, key=lambda s: s.position)
-        self._show_values(test_steps)
+        self._show_values(test_steps, config)
         self._cell_codes = {
             f.__code__ for step in test_steps if not step.code for f in step.functions
-        }
+        } | set(self._bodies.values())
         self._positions = [s.position for s in self._steps]
 
-    def _show_values(self, test_steps: list[TestStep]) -> None:
-        """Bare test cells show their last expression, as a kernel's cells do."""
+    def _show_values(self, test_steps: list[TestStep], config: pytest.Config) -> None:
+        """Bare test cells run at the notebook's top level and show their last expression,
+        as a kernel's cells do (`steps.at_the_top_level`)."""
         regions = {t.index: t for t in self.layout.tests if t.kind == "statements"}
         for step in test_steps:
             region = regions.get(step.index)
             if region is None:
                 continue
             for function in step.functions:
-                steps.show_values_of(function, region, self.layout.lines)
+                top = steps.at_the_top_level(function, region, self.layout.lines, config)
+                if top is not None:
+                    self._bodies[step.index, function.__name__] = top
 
     def _parameters_step(
         self, config: pytest.Config, cells: list[Step] | None = None

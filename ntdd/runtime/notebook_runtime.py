@@ -36,10 +36,12 @@ from typing import Any
 import pytest
 
 from ntdd.notebook.cell_code import DEVICE
+from ntdd.notebook.markers import EVAL_FALSE
 from ntdd.runtime.cursor import NotebookCursor
 from ntdd.runtime.devices import device_unavailable, device_value
 from ntdd.runtime.fixtures import device_under_test, module_fixtures
 from ntdd.runtime.isolation import NotebookFilters
+from ntdd.runtime.process_wide import close_figures
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
 
@@ -79,6 +81,8 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
         device = self._device_of(request.node, request.config)
         self._pytest_filters = tuple(warnings.filters)  # what pytest set for this test
         run = self._activate(device, request.config)
+        if self._position_of(request.node) in self._left_out:
+            pytest.skip(f"{EVAL_FALSE}: this run leaves such cells out (skip_eval_false)")
         if self._unassigned:
             pytest.fail(f"{self.display_path}: {self._unassigned}", pytrace=False)
         self._nodeid = request.node.nodeid.partition("::")[0]
@@ -97,6 +101,7 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
                 self._testing = self._test_cell_name(request.node)
                 try:
                     yield
+                    close_figures()  # the test's cell is done: as a kernel's inline backend
                     run.last_error = getattr(sys, "last_value", None) or run.last_error
                     if self._events() is not None:  # the notebook's code, as its cells run
                         with self._as_main(), self.in_its_folder(), self.notebook_code(run):

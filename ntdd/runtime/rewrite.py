@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import pytest
 
-from ntdd.notebook.cell_code import quiet_syntax_warnings
+from ntdd.notebook.cell_code import future_first, quiet_syntax_warnings
 from ntdd.notebook.wrapping import catching_asserts
 
 
@@ -97,6 +97,8 @@ def _compile(
         tree = ast.parse(source, filename)
     if transform is not None:
         transform(tree)
+    if a_cell:
+        future_first(tree)  # as IPython compiles a cell: statement by statement
     if rewrite:
         from _pytest.assertion.rewrite import rewrite_asserts
 

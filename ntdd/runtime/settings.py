@@ -30,6 +30,7 @@ class Settings:
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
     smoke: Smoke | None = None  # `--ntdd-smoke`: what a smoke run caps; None: a full run
     run_untested: bool = False  # a notebook without tests is one test: it runs to its end
+    skip_eval_false: bool = False  # cells marked `#| eval: false` are left out, as nbdev's are
 
 
 @dataclass

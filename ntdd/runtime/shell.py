@@ -13,6 +13,7 @@ reads only stdout.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import linecache
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 from ntdd.notebook import magics
 from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.runtime.scripts import RunsScripts
-from ntdd.runtime.shell_magics import RunsMagics
+from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
 from ntdd.runtime.steps import show_last_value
 
 # Values whose every display format is their repr, which can neither fail nor
@@ -59,6 +60,7 @@ class NotebookShell(RunsScripts, RunsMagics):
         self.db: dict[str, Any] = {}  # %bookmark, %cd's history: kept for this run only
         self.dir_stack: list[str] = []
         self.home_dir = str(Path.home())
+        self.colors = "neutral"  # a kernel's default: sympy's `init_printing` reads it
         self.configurables: list[Any] = []
         self.user_magics: dict[str, dict[str, Callable[..., Any]]] = {"line": {}, "cell": {}}
         namespace.setdefault("_dh", [])  # %cd's history, as a kernel keeps it
@@ -185,6 +187,14 @@ class NotebookShell(RunsScripts, RunsMagics):
         lines = (done.stdout + done.stderr).splitlines()
         return SList(lines) if split else "\n".join(lines)
 
+    def __getattr__(self, name: str) -> Any:
+        """What a kernel's shell has and this one does not: said so, by name."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        from IPython.core.interactiveshell import InteractiveShell
+
+        raise not_under_ntdd("get_ipython()", name, InteractiveShell)
+
     def __repr__(self) -> str:
         return f"<ntdd NotebookShell for {self._where()}>"
 
@@ -253,6 +263,8 @@ def display(*objs: Any, **kwargs: Any) -> Any:
     output itself does nothing.
     """
     factory = sys._getframe(1).f_globals.get("get_ipython")
+    if not isinstance(factory, ShellFactory):  # library code: the notebook's, as in a kernel
+        factory = getattr(builtins, "get_ipython", None)
     for obj in objs:
         if kwargs.get("raw"):
             _check_raw(obj)

@@ -191,15 +191,11 @@ class RunsMagics:
 
         return {name: Alias(self, name, cmd) for name, cmd in magics.shell_aliases().items()}
 
-    @property
-    def magics_manager(self) -> Any:
-        """Where IPython's `Alias` looks for a magic of the same name, and where
-        notebooks register their own (`get_ipython().magics_manager.register`)."""
-        return types.SimpleNamespace(
-            magics=self._magics,
-            register=self.register_magics,
-            register_function=self.register_magic_function,
-        )
+    @functools.cached_property
+    def magics_manager(self) -> ShellMagicsManager:
+        """Where IPython's `Alias` and completer look for magics, and where notebooks
+        register their own (`get_ipython().magics_manager.register`)."""
+        return ShellMagicsManager(self)
 
     def var_expand(self, cmd: str, depth: int = 0) -> str:
         """`$name` and `{expr}` in a magic's line, from the notebook's names (as IPython)."""
@@ -209,6 +205,57 @@ class RunsMagics:
             return str(DollarFormatter().vformat(cmd, args=[], kwargs=self.user_ns))
         except Exception:  # IPython leaves what it cannot format as it was
             return cmd
+
+
+class NotUnderNtdd(AttributeError):
+    """A part of a kernel's shell that a notebook under test has no stand-in for."""
+
+
+def not_under_ntdd(owner: str, name: str, real: type | None) -> NotUnderNtdd:
+    """The error for `get_ipython().<name>`: a clear one where a kernel's shell has it,
+    the plain `AttributeError` a kernel gives where it does not either."""
+    if real is not None and not name.startswith("__") and hasattr(real, name):
+        return NotUnderNtdd(
+            f"{owner}.{name} is not available under ntdd: the notebook runs in pytest's "
+            "process, not in a kernel"
+        )
+    return NotUnderNtdd(f"{owner!r} has no attribute {name!r}")
+
+
+class ShellMagicsManager:
+    """`get_ipython().magics_manager`, as IPython's `MagicsManager` answers: the magics
+    by kind (IPython's own and the notebook's), and registering more."""
+
+    auto_magic = True  # a kernel's default: `cd data` is `%cd data`
+
+    def __init__(self, shell: RunsMagics) -> None:
+        self.shell = shell
+
+    @property
+    def magics(self) -> dict[str, dict[str, Callable[..., Any]]]:
+        own = self.shell.user_magics
+        return {kind: {**self.shell._magics[kind], **own[kind]} for kind in ("line", "cell")}
+
+    @property
+    def user_magics(self) -> Any:
+        return None
+
+    def lsmagic(self) -> dict[str, dict[str, Callable[..., Any]]]:
+        """The magics by kind, as `%lsmagic` and IPython's completer read them."""
+        return self.magics
+
+    def register(self, *objs: Any) -> None:
+        self.shell.register_magics(*objs)
+
+    def register_function(
+        self, func: Callable[..., Any], magic_kind: str = "line", magic_name: str | None = None
+    ) -> None:
+        self.shell.register_magic_function(func, magic_kind, magic_name)
+
+    def __getattr__(self, name: str) -> Any:
+        from IPython.core.magic import MagicsManager
+
+        raise not_under_ntdd("get_ipython().magics_manager", name, MagicsManager)
 
 
 def _import_as_a_kernel_would(name: str, line: str) -> None:

@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout, TestRegion
-from ntdd.notebook.cell_code import DEVICE, quiet_syntax_warnings, source_lines, to_python
+from ntdd.notebook import markers
+from ntdd.notebook.cell_code import (
+    DEVICE,
+    future_first,
+    quiet_syntax_warnings,
+    source_lines,
+    to_python,
+)
 from ntdd.notebook.cell_names import bound_names
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
@@ -48,6 +55,9 @@ _CELL_ERRORS = (
     pytest.xfail.Exception,
 )
 TOP_LEVEL_AWAIT = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+# From 3.13 (PEP 667) a function frame's `f_locals` writes to the frame, never to the dict
+# `exec` ran it with: a bare test cell's statements are compiled again, as module code.
+LOCALS_OF_THE_FRAME = sys.version_info >= (3, 13)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,7 @@ class SetupStep:
     code: str
     assigns_device: bool = False
     expects_exception: bool = False
+    eval_false: bool = False  # marked `#| eval: false`: left out where the run skips those
 
     @property
     def position(self) -> float:
@@ -76,6 +87,7 @@ class TestStep:
     functions: tuple[types.FunctionType, ...]
     skipped: bool = False  # marked to be skipped: never run
     code: str = ""  # a cell of `def test_*` as written: its top level binds names
+    eval_false: bool = False  # marked `#| eval: false`, and the run skips such cells
 
     @property
     def position(self) -> float:
@@ -111,8 +123,13 @@ class ParametersStep:
 Step = SetupStep | TestStep | ParametersStep
 
 
-def test_steps(layout: ModuleLayout, pristine: dict[str, Any], filename: str) -> list[TestStep]:
-    """The module's test cells, each with the functions pytest collects from it."""
+def test_steps(
+    layout: ModuleLayout, pristine: dict[str, Any], filename: str, skip_eval_false: bool = False
+) -> list[TestStep]:
+    """The module's test cells, each with the functions pytest collects from it.
+
+    *skip_eval_false*: the run leaves out the cells marked `#| eval: false`,
+    so a test cell so marked is skipped, and never runs on the way below."""
     functions: dict[int, list[types.FunctionType]] = {}
     for value in pristine.values():
         code = getattr(value, "__code__", None)
@@ -123,18 +140,25 @@ def test_steps(layout: ModuleLayout, pristine: dict[str, Any], filename: str) ->
         test = layout.test_at(code.co_firstlineno)
         if test is not None:
             functions.setdefault(test.index, []).append(value)
-    return [_test_step(t, functions.get(t.index, []), layout) for t in layout.tests]
+    return [
+        _test_step(t, functions.get(t.index, []), layout, skip_eval_false) for t in layout.tests
+    ]
 
 
 def _test_step(
-    test: TestRegion, functions: list[types.FunctionType], layout: ModuleLayout
+    test: TestRegion,
+    functions: list[types.FunctionType],
+    layout: ModuleLayout,
+    skip_eval_false: bool,
 ) -> TestStep:
     ordered = tuple(sorted(functions, key=lambda f: f.__code__.co_firstlineno))
     code = ""
     if test.kind == "functions":
         code = "".join(layout.lines[n - 1] for n in test.cell_lines)
-    skipped = bool(ordered) and all(_never_runs(f) for f in ordered)
-    return TestStep(test.index, test.region.id, ordered, skipped, code)
+    cell = "".join(layout.lines[n - 1] for n in test.cell_lines)
+    eval_false = skip_eval_false and markers.not_evaluated(cell)
+    skipped = eval_false or (bool(ordered) and all(_never_runs(f) for f in ordered))
+    return TestStep(test.index, test.region.id, ordered, skipped, code, eval_false)
 
 
 def _never_runs(function: Callable[..., Any]) -> bool:
@@ -176,6 +200,7 @@ def compile_cell(code: str, filename: str, future: int = 0) -> types.CodeType:
         tree = None
     if tree is None or not show_last_value(tree.body, code):
         return _compile_source(code, filename, flags)
+    future_first(tree)
     try:
         shown: types.CodeType = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
         return shown
@@ -191,7 +216,12 @@ def _compile_source(code: str, filename: str, flags: int) -> types.CodeType:
             python = to_python(code)
         except SyntaxError:
             raise error from None
-        compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
+        tree = python.tree
+        if not future_first(tree):
+            compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
+            return compiled
+        show_last_value(tree.body, code)
+        compiled = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
 
 
@@ -229,34 +259,138 @@ def show_last_value(body: list[ast.stmt], code: str) -> bool:
     return True
 
 
+def at_the_top_level(
+    function: types.FunctionType,
+    test: TestRegion,
+    lines: list[str],
+    config: pytest.Config | None = None,
+) -> types.CodeType | None:
+    """A bare test cell's statements as a kernel runs them: at the notebook's top level.
+
+    The function pytest calls keeps its name, line and marks, and runs the
+    cell's statements in the notebook's namespace through `__ntdd__.run_body`,
+    with the namespace as the frame's locals: so that code the cell calls
+    that binds names in its caller's frame (`sys._getframe(1).f_locals[name] =
+    …`, fastcore's `mk_class`) binds them in the notebook's, as in a kernel.
+    The cell's last expression is shown as a kernel shows it. Returns the
+    code `run_body` runs: the function's own (its asserts rewritten as the
+    module's are; a frame of it run with `exec` has the namespace as its
+    locals), and from Python 3.13, whose frames' locals write to the frame
+    alone, the cell's lines compiled as module code. None for an `async def`,
+    left as it is, and for a cell that only compiles in a function (a
+    `return`).
+    """
+    show_values_of(function, test, lines)
+    if function.__code__.co_flags & inspect.CO_COROUTINE:
+        return None
+    body = function.__code__
+    if LOCALS_OF_THE_FRAME:
+        start, end = test.region.start, test.region.end
+        with quiet_syntax_warnings():
+            tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
+        node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
+        if not isinstance(node, ast.FunctionDef):
+            return None
+        cell = "".join(lines[n - 1] for n in test.cell_lines)
+        moved = _moved_to_the_top_level(function, lines, node, cell, config)
+        if moved is None:
+            return None
+        body = moved
+    wrapper = compile(
+        f"def {function.__name__}():\n    __tracebackhide__ = True\n"
+        f"    return __ntdd__.run_body({test.index}, {function.__name__!r})\n",
+        function.__code__.co_filename,
+        "exec",
+        dont_inherit=True,
+    )
+    code = next(c for c in wrapper.co_consts if isinstance(c, types.CodeType))
+    function.__code__ = code.replace(co_firstlineno=function.__code__.co_firstlineno)
+    return body
+
+
 def show_values_of(function: types.FunctionType, test: TestRegion, lines: list[str]) -> None:
-    """A bare test cell's last expression is shown as a kernel shows it: the function
-    pytest calls gets code that sends it to the display hook (its asserts rewritten
-    as the module's are), from the module's own lines."""
-    cell = [lines[n - 1] for n in test.cell_lines]
-    if not cell or not cell[-1].strip() or cell[-1][:1] not in (" ", "\t"):
-        return  # the last line is no statement of the function's own
-    if not may_end_in_an_expression(cell[-1]):
-        return
+    """A bare test cell's function shows its last expression as a kernel shows it (the
+    Jupyter extension's: a kernel's cell runs it, at its own top level)."""
     start, end = test.region.start, test.region.end
     with quiet_syntax_warnings():
         tree = ast.parse("\n" * (start - 1) + "".join(lines[start - 1 : end]))
     node = next((n for n in tree.body if getattr(n, "name", None) == function.__name__), None)
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    cell = "".join(lines[n - 1] for n in test.cell_lines)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not cell.strip():
         return
-    if not show_last_value(node.body, "".join(cell)):
-        return
-    module = ast.Module(body=[node], type_ignores=[])
+    if may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1]) and show_last_value(
+        node.body, cell
+    ):
+        _recompile(function, ast.Module(body=[node], type_ignores=[]), lines, constant=True)
+
+
+def _moved_to_the_top_level(
+    function: types.FunctionType,
+    lines: list[str],
+    node: ast.FunctionDef,
+    cell: str,
+    config: pytest.Config | None,
+) -> types.CodeType | None:
+    """The body of *node*, the function of the test cell *cell*, compiled as top-level
+    code (its asserts rewritten with *config*, as pytest rewrote the module's), its
+    last expression shown; None where it only compiles in a function."""
+    body = [n for n in node.body if not isinstance(n, ast.Global)]
+    if cell.strip() and may_end_in_an_expression(cell.rstrip().rsplit("\n", 1)[-1]):
+        show_last_value(body, cell)
+    first = function.__code__.co_firstlineno  # reports show its source from there, as before
+    try:
+        module = ast.Module(body=body, type_ignores=[])
+        top = _recompile(function, module, lines, first=first, config=config)
+    except SyntaxError:  # `return` in the cell: a function's statement only
+        return None
+    return top.replace(co_name=function.__name__)
+
+
+def _lines_from(code: types.CodeType, first: int) -> types.CodeType:
+    """*code*, compiled with its lines counted from 1, counted from *first* (the code
+    objects of the functions and classes it defines too)."""
+    consts = tuple(
+        _lines_from(c, first) if isinstance(c, types.CodeType) else c for c in code.co_consts
+    )
+    return code.replace(co_firstlineno=code.co_firstlineno + first - 1, co_consts=consts)
+
+
+def _recompile(
+    function: types.FunctionType,
+    module: ast.Module,
+    lines: list[str],
+    constant: bool = False,
+    first: int = 1,
+    config: pytest.Config | None = None,
+) -> types.CodeType:
+    """*module* compiled as the module's code is (its asserts rewritten where the module's
+    were); with *constant*, the function it defines gets that code. The code starts at
+    line *first*, where reports start showing its source."""
     filename = function.__code__.co_filename
+    ast.fix_missing_locations(module)
     if "@pytest_ar" in function.__globals__:  # the module's asserts were rewritten
         from _pytest.assertion.rewrite import rewrite_asserts
 
-        rewrite_asserts(module, "".join(lines).encode("utf-8", "surrogatepass"), filename)
+        source = "".join(lines).encode("utf-8", "surrogatepass")
+        rewrite_asserts(module, source, filename, config)
+    if first > 1:  # a code object's lines count from its first: shifted back below
+        seen: set[int] = set()
+        for node in ast.walk(module):
+            if id(node) in seen:  # the rewriter uses some nodes twice: shifted once
+                continue
+            seen.add(id(node))
+            for attribute in ("lineno", "end_lineno"):
+                if getattr(node, attribute, None) is not None:
+                    setattr(node, attribute, max(1, getattr(node, attribute) - first + 1))
     with quiet_syntax_warnings():
         compiled = compile(module, filename, "exec", dont_inherit=True)
-    for constant in compiled.co_consts:
-        if isinstance(constant, types.CodeType) and constant.co_name == function.__name__:
-            function.__code__ = constant
+    if first > 1:
+        compiled = _lines_from(compiled, first)
+    if constant:
+        for made in compiled.co_consts:
+            if isinstance(made, types.CodeType) and made.co_name == function.__name__:
+                function.__code__ = made
+    return compiled
 
 
 _AUTOMAGIC_HEAD = re.compile(r"([^\W\d]\w*)(?:[ \t]|$)")
