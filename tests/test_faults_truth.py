@@ -329,3 +329,23 @@ def test_data_faults_reach_the_examples_a_dataset_computes_in_getitem(tmp_path: 
     assert applied["labels"] == (
         "Rows.__getitem__ labels shuffled (item i takes item perm[i]'s, of 256)",
     )
+
+
+def test_a_librarys_dataset_is_faulted_where_a_setup_cell_makes_it_not_where_the_library_does(
+    tmp_path: Path,
+) -> None:
+    """The same Dataset class, in a module beside the notebook: the dataset a setup cell makes
+    of it computes faulty examples; the one the module's own function makes does not."""
+    module = COMPUTED.split("loader = DataLoader")[0] + "def make():\n    return Rows()\n"
+    (tmp_path / "rows.py").write_text(module, encoding="utf-8")
+    setup = "import torch\nimport rows\nmine, theirs = rows.Rows(), rows.make()"
+    checks = [
+        f"# TEST: {name}'s examples are float32\nassert {name}[0][0].dtype == torch.float32"
+        for name in ("mine", "theirs")
+    ]
+    (result,) = faults(tmp_path, [setup, *checks], "dtype").results
+    assert (result.status, result.applied) == (
+        CAUGHT,
+        ("Rows.__getitem__ input float32 → float64",),
+    )
+    assert result.caught_by == ("test_mine_s_examples_are_float32",)

@@ -3,13 +3,15 @@
 A dataset that reads a row, builds a tensor or applies a transform for each
 example holds no data tensor for `uses` to change: the bug sits in its
 `__getitem__`. So a data fault wraps the `__getitem__` of each `Dataset`
-subclass a setup cell defines, and changes what it returns as the same bug
-written into it would: each example's input (its tensor, or all but the last
+subclass a setup cell defines (and of a library's, for the datasets a setup
+cell makes of it), and changes what it returns as the same bug written into
+it would: each example's input (a tensor or a NumPy array; all but the last
 of a tuple) for `shape`, `dtype`, `device` and `nan`, judged as a batch of
 such examples would be; its target (the last) for `broadcast`; its label for
 `labels`: the label of item i is the label of item perm[i], a seeded
 permutation over the whole dataset. A DataLoader over it and direct indexing
-(a test's too, as with the bug written in) see the faulty examples.
+(a test's too, as with the bug written in) see the faulty examples. The
+datasets a library makes, and torch's own, are left alone.
 
 An example made from data the fault changed already (the dataset holds a
 faulty tensor, or the example is a view of one) has the fault: it is left
@@ -19,12 +21,14 @@ alone. The wrappers are undone when the run ends.
 from __future__ import annotations
 
 import contextlib
+import sys
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 from ntdd.faults.creation import Undo, patch
 from ntdd.faults.data import INPUT, PERMUTATION_SEED, TARGET, Change
+from ntdd.faults.finding import Seen
 
 SETUP_CELL = "(setup cell "  # in the file name of a setup cell's code (see ntdd.runtime)
 
@@ -45,9 +49,10 @@ class Examples:
         self._faulty = faulty
         self._made = made
         self._changed = changed
-        self._wrapped: list[Undo] = []  # the classes' own __getitem__ put back
+        self._wrapped: list[Undo] = []  # the classes' own __getitem__ and __init__ put back
         self._permutations: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._depth = 0  # __getitem__ calls in progress: only the outermost one's example
+        self._made_here = Seen()  # datasets of a library's class a setup cell made
         self.error = ""  # the fault's own bug, if it raised: the run is not judged
 
     def patches(self) -> list[Undo]:
@@ -77,15 +82,23 @@ class Examples:
         return [undo]
 
     def wrap(self, cls: type) -> None:
-        """Wrap *cls*'s own `__getitem__` where a setup cell defined it."""
+        """Wrap *cls*'s own `__getitem__`: it acts where a setup cell defined the class, or
+        made the dataset; torch's own datasets are left alone (`uses` reaches a
+        `TensorDataset`; a `Subset` reads its dataset's examples)."""
+        if cls.__module__.partition(".")[0] == "torch":
+            return
+        self._remember_made(cls)
         own = vars(cls).get("__getitem__")
         code = getattr(own, "__code__", None)
-        if own is None or code is None or SETUP_CELL not in code.co_filename:
+        if own is None or code is None:
             return
         original: Callable[[Any, Any], Any] = own
+        notebooks = SETUP_CELL in code.co_filename  # the class is the notebook's
         examples = self
 
         def getitem(dataset: Any, index: Any) -> Any:
+            if not notebooks and dataset not in examples._made_here:
+                return original(dataset, index)  # a library's, made by a library
             examples._depth += 1
             try:
                 item = original(dataset, index)
@@ -101,6 +114,30 @@ class Examples:
 
         getitem.__wrapped__ = original  # type: ignore[attr-defined]
         self._wrapped.append(patch(cls, "__getitem__", getitem))
+
+    def _remember_made(self, cls: type) -> None:
+        """Note the datasets of a library's class *cls* that a setup cell makes (its own
+        `__init__`, or the one it inherits, runs called from the cell)."""
+        own: Any = vars(cls).get("__init__")
+        kind: Any = cls
+        if own is None and kind.__init__ is object.__init__:  # none at all: object's, called so
+
+            def own(dataset: Any, *args: Any, **kwargs: Any) -> None:
+                super(kind, dataset).__init__(*args, **kwargs)
+
+        code = getattr(own, "__code__", None)
+        if code is None or SETUP_CELL in code.co_filename:
+            return  # an inherited one (wrapped where it is defined), or the notebook's own
+        original_init: Callable[..., None] = own
+        made_here = self._made_here
+
+        def init(dataset: Any, *args: Any, **kwargs: Any) -> None:
+            if SETUP_CELL in sys._getframe(1).f_code.co_filename:
+                with contextlib.suppress(TypeError):  # one that cannot be weakly referenced
+                    made_here.add(dataset)
+            original_init(dataset, *args, **kwargs)
+
+        self._wrapped.append(patch(cls, "__init__", init))
 
     # -- one example ------------------------------------------------------------------
 
