@@ -48,13 +48,13 @@ EXPECTED: dict[str, tuple[str, str | int]] = {
     "bad/nbval__exceptions.ipynb": (NO_TESTS, ""),
     **{f"good/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "good").glob("*.ipynb"))},
     **{f"untested/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "untested").glob("*.ipynb"))},
+    **{f"real/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "real").glob("*.ipynb"))},
     # the faults oracle's training chapters: their tests are added to copies (tests/fault_cases.py);
     # d2l's start with `!pip install d2l==1.0.3`, which export says it leaves out
     **{
         f"training/{p.name}": (NO_TESTS, "installs never run under test" if "d2l" in p.name else "")
         for p in sorted((CORPUS / "training").glob("*.ipynb"))
     },
-    **{f"real/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "real").glob("*.ipynb"))},
     # built by `generated` below
     "generated/big_output.ipynb": (TESTS, 1),
     "generated/many_cells.ipynb": (TESTS, 500),
@@ -114,7 +114,7 @@ pytestmark = pytest.mark.xdist_group("corpus")
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
-    for part in ("own", "good", "bad", "untested", "training", "real"):
+    for part in ("own", "good", "bad", "untested", "real", "training"):
         shutil.copytree(CORPUS / part, root / part)
     generated(root / "generated")
     return root
