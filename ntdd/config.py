@@ -7,6 +7,9 @@
     timeout = 60                  # seconds per test, setup included
     report = "ntdd-report.html"   # `pytest --ntdd` writes its HTML report there
     run_untested = true           # `pytest --ntdd` runs notebooks without tests, one test each
+    smoke = true                  # `pytest --ntdd` runs every notebook in smoke mode
+    smoke_batches = 4             # ...where a DataLoader yields at most 4 batches a pass
+    smoke_epochs = 2              # ...and a training loop runs at most 2 times
     skip_eval_false = true        # cells marked `#| eval: false` are left out, as nbdev_test does
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ntdd.defaults import DEFAULT_SMOKE_BATCHES, DEFAULT_SMOKE_EPOCHS, DEFAULT_SMOKE_NAMES
 from ntdd.errors import ConfigError
 from ntdd.parameters import Parameters
 from ntdd.parameters import parse_table as parse_parameters
@@ -34,6 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_names")
 KEYS = frozenset(
     {
         "output",
@@ -43,9 +48,26 @@ KEYS = frozenset(
         "parameters",
         "report",
         "run_untested",
+        *SMOKE_KEYS,
         "skip_eval_false",
     }
 )
+
+
+@dataclass(frozen=True)
+class Smoke:
+    """What a smoke run caps (`--ntdd-smoke`): long trainings cut short, notebooks unedited."""
+
+    batches: int = DEFAULT_SMOKE_BATCHES  # a DataLoader's batches per pass
+    epochs: int = DEFAULT_SMOKE_EPOCHS  # a training loop's passes
+    names: tuple[str, ...] = DEFAULT_SMOKE_NAMES  # integers of these names: at most `epochs`
+
+    def describe(self) -> str:
+        """The caps, as the header and the report say them."""
+        return (
+            f"a DataLoader yields at most {self.batches} batch(es) a pass, a training loop "
+            f"runs at most {self.epochs} time(s), and so do {', '.join(self.names)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,8 @@ class Config:
     parameters: Parameters = field(default_factory=Parameters)
     report: Path | None = None  # where `pytest --ntdd` writes its HTML report
     run_untested: bool | None = None  # `pytest --ntdd` runs notebooks without tests
+    smoke: bool | None = None  # `pytest --ntdd` runs notebooks in smoke mode
+    smoke_caps: dict[str, Any] = field(default_factory=dict)  # `smoke_*` keys, as given
     skip_eval_false: bool | None = None  # cells marked `#| eval: false` are left out
     source: Path | None = None  # the pyproject.toml read, if any
 
@@ -99,6 +123,8 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         parameters=parse_parameters(table.get("parameters", {}), base, str(pyproject)),
         report=base / _str(table, "report", pyproject) if "report" in table else None,
         run_untested=_bool(table, "run_untested", pyproject),
+        smoke=_bool(table, "smoke", pyproject),
+        smoke_caps={key: table[key] for key in SMOKE_KEYS[1:] if key in table},
         skip_eval_false=_bool(table, "skip_eval_false", pyproject),
         source=pyproject,
     )
@@ -128,6 +154,39 @@ def parse_timeout(value: object, where: str) -> float:
     if seconds < 0 or isinstance(value, bool):
         raise ConfigError(f"{where}: timeout must be a number of seconds >= 0, got {value!r}")
     return seconds
+
+
+def parse_smoke(given: dict[str, Any], where: str) -> Smoke:
+    """The caps of a smoke run, from `{"smoke_batches": 8, "smoke_names": "epochs,steps"}`."""
+    batches = given.get("smoke_batches", DEFAULT_SMOKE_BATCHES)
+    epochs = given.get("smoke_epochs", DEFAULT_SMOKE_EPOCHS)
+    names = given.get("smoke_names", DEFAULT_SMOKE_NAMES)
+    return Smoke(
+        batches=_count(batches, "smoke_batches", where),
+        epochs=_count(epochs, "smoke_epochs", where),
+        names=_names(names, where),
+    )
+
+
+def _count(value: object, key: str, where: str) -> int:
+    try:
+        count = int(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else 0
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ConfigError(f"{where}: {key} must be a whole number >= 1, got {value!r}")
+    return count
+
+
+def _names(value: object, where: str) -> tuple[str, ...]:
+    items = value.replace(",", " ").split() if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or not all(
+        isinstance(n, str) and n.isidentifier() for n in items
+    ):
+        raise ConfigError(
+            f"{where}: smoke_names must be Python names separated by commas, got {value!r}"
+        )
+    return tuple(dict.fromkeys(items))
 
 
 def _bool(table: dict[str, Any], key: str, pyproject: Path) -> bool | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
@@ -63,6 +63,7 @@ class Case:
     skip: tuple[str, ...] = ()  # cells tagged ntdd-skip, by a text each holds
     beside: tuple[str, ...] = ()  # folders of tests/corpus/training/ copied beside the copy
     files: tuple[tuple[str, str], ...] = ()  # files written beside it: (name, text)
+    changes: tuple[Edit, ...] = ()  # (file, old, new) in the files beside every copy
     mutants: dict[str, list[Edit]] = field(default_factory=dict)
     heavy: bool = False  # left to the benchmark: the suite's oracle test runs the others
     offline: tuple[Edit, ...] = ()  # in every copy: a download replaced by a file beside it
@@ -92,7 +93,7 @@ class Case:
             shutil.copytree(TRAINING / name, folder / name, dirs_exist_ok=True)
         for name, text in self.files:
             (folder / name).write_text(text, encoding="utf-8")
-        for edit in (*self.offline, *edits):
+        for edit in (*self.offline, *self.changes, *edits):
             if len(edit) == 3:
                 file, old, new = edit
                 text = (folder / file).read_text(encoding="utf-8")
@@ -361,7 +362,7 @@ D2L_TESTS_CLASSIFIER = (
     "assert X.shape[1:] == (1, 28, 28) and X.dtype == torch.float32 and y.shape == (len(X),)",
     "# TEST: the trained model is ready for inference\n"
     "from ntdd.torch import assert_mode\nassert_mode(model, train=False)",
-    "# TEST: it learned the classes\n"
+    "# TEST: it learned the classes @full_run\n"
     "X, y = next(iter(data.val_dataloader()))\n"
     "with torch.no_grad():\n    assert model.accuracy(model(X), y) > 0.8",
     "# TEST: the loss reaches every parameter\n"
@@ -373,6 +374,31 @@ D2L_TESTS_CLASSIFIER = (
     "with torch.no_grad():\n    assert torch.isfinite(model(X)).all()",
     "# TEST: its state dict holds every tensor it computes with\n"
     "from ntdd.torch import assert_state_complete\nassert_state_complete(model)",
+    # the training batches' loss after the first two epochs, against a uniform guess's, log 10
+    "# TEST: after two epochs the training loss beats a uniform guess\n"
+    "import math\nlosses = [float(p.y) for p in model.board.data['train_loss']]\n"
+    "assert losses[2 * model.plot_train_per_epoch - 1] < math.log(10)",
+)
+
+# Tests a careful user adds to a trained d2l model: the loss fell over the first steps (the
+# training batches' loss, and the validation loss after each of the first two epochs, read on
+# the same batches), and a copy made from its state dict (its hyperparameters, then its
+# tensors) computes the same.
+VAL_LOSS_FELL = (
+    "# TEST: the validation loss is finite and fell over the first two epochs\n"
+    "import math\nval = [float(p.y) for p in model.board.data['val_loss']]\n"
+    "assert all(map(math.isfinite, val)) and val[1] < val[0]"
+)
+D2L_TESTS_TRAINING = (
+    "# TEST: the training loss is finite and fell\n"
+    "import math\nlosses = [float(p.y) for p in model.board.data['train_loss']]\n"
+    "assert all(map(math.isfinite, losses)) and losses[-1] < losses[0]",
+    VAL_LOSS_FELL,
+    "# TEST: a copy made from its state dict computes the same\n"
+    "X, _ = next(iter(data.val_dataloader()))\n"
+    "clone = type(model)(**model.hparams)\nclone.load_state_dict(model.state_dict())\n"
+    "clone.eval()\nmodel.eval()\n"
+    "with torch.no_grad():\n    assert torch.equal(clone(X), model(X))",
 )
 
 RASBT_MODEL = "model = NeuralNetwork(num_inputs=2, num_outputs=2)"
@@ -537,14 +563,17 @@ D2L_LINEAR_SCRATCH = Case(  # d2l's linear regression from scratch: tensors in a
     tests=(
         (
             "trainer.fit(model, data)",
-            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)",
+            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)\n"
+            "assert torch.isfinite(data.X).all() and torch.isfinite(data.y).all()",
         ),
         (
             "trainer.fit(model, data)",
-            "# TEST: the estimates are close to the truth\n"
+            "# TEST: the estimates are close to the truth @full_run\n"
             "assert (data.w - model.w.reshape(data.w.shape)).abs().max() < 0.5\n"
             "assert (data.b - model.b).abs().max() < 0.5",
         ),
+        ("trainer.fit(model, data)", D2L_TESTS_TRAINING[0]),
+        ("trainer.fit(model, data)", VAL_LOSS_FELL),
         (
             "trainer.fit(model, data)",
             "# TEST: a batch's loss is finite\n"
@@ -607,6 +636,7 @@ D2L_WEIGHT_DECAY = (
                 "losses = [p.y for p in model.board.data['train_loss']]\n"
                 "assert losses[-1] < losses[0]",
             ),
+            (WD_CONCISE, VAL_LOSS_FELL),
             (
                 WD_CONCISE,
                 "# TEST: the validation loss is finite\n"
@@ -658,7 +688,10 @@ D2L_DROPOUT = Case(  # d2l's dropout: by hand (self.training) and nn.Dropout, la
     "d2l-pytorch-colab__dropout",
     real="training/d2l-pytorch-colab__dropout.ipynb",
     beside=("d2l",),
-    tests=tuple(("model = DropoutMLP(**hparams)", test) for test in D2L_TESTS_CLASSIFIER)
+    tests=tuple(
+        ("model = DropoutMLP(**hparams)", test)
+        for test in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING
+    )
     + (
         (
             "model = DropoutMLPScratch(**hparams)",
@@ -698,7 +731,9 @@ D2L_SOFTMAX = Case(  # d2l's softmax regression, concise: nn.Flatten and a LazyL
     real="training/d2l-pytorch-colab__softmax-regression-concise.ipynb",
     beside=("d2l",),
     tests=tuple(
-        ("trainer.fit(model, data)", t) for t in D2L_TESTS_CLASSIFIER if "assert_mode" not in t
+        ("trainer.fit(model, data)", t)
+        for t in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING
+        if "assert_mode" not in t
     ),
     mutants={
         **images_mutants("data = d2l.FashionMNIST(batch_size=256)"),
@@ -716,7 +751,7 @@ D2L_BATCH_NORM = Case(  # d2l's batch normalisation: by hand and nn.LazyBatchNor
     "d2l-pytorch-colab__batch-norm",
     real="training/d2l-pytorch-colab__batch-norm.ipynb",
     beside=("d2l",),
-    tests=tuple(("model = BNLeNet(lr=0.1)", t) for t in D2L_TESTS_CLASSIFIER),
+    tests=tuple(("model = BNLeNet(lr=0.1)", t) for t in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING),
     mutants={
         **images_mutants("data = d2l.FashionMNIST(batch_size=128)"),
         "detached": [after(BN_INIT, "model.requires_grad_(False)")],
@@ -724,6 +759,116 @@ D2L_BATCH_NORM = Case(  # d2l's batch normalisation: by hand and nn.LazyBatchNor
         "unregistered": [after(BN_INIT, UNPLUGGED.format("model.net[0]"))],
         "mode": [LIBRARY_NO_EVAL],
         "lr0": [("lr=0.1)", "lr=0.0)")],
+        "stale_grad": [LIBRARY_NO_ZERO_GRAD],
+    },
+    heavy=True,
+)
+
+CONCISE_MODEL = "model = LinearRegression(lr=0.03)"
+D2L_LINEAR_CONCISE = Case(  # d2l's linear regression, concise: a LazyLinear, torch's SGD, a Trainer
+    "d2l-pytorch-colab__linear-regression-concise",
+    real="training/d2l-pytorch-colab__linear-regression-concise.ipynb",
+    beside=("d2l",),
+    tests=(
+        (
+            "trainer.fit(model, data)",
+            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)",
+        ),
+        (
+            "w, b = model.get_w_b()",
+            "# TEST: the estimates are close to the truth @full_run\n"
+            "assert (data.w - w.reshape(data.w.shape)).abs().max() < 0.5\n"
+            "assert (data.b - b).abs().max() < 0.5",
+        ),
+        (
+            "w, b = model.get_w_b()",
+            "# TEST: the trained model is ready for inference\n"
+            "from ntdd.torch import assert_mode\nassert_mode(model, train=False)",
+        ),
+        (
+            "w, b = model.get_w_b()",
+            "# TEST: the loss reaches every parameter\n"
+            "from ntdd.torch import assert_grad_flow\n"
+            "X, y = next(iter(data.train_dataloader()))\n"
+            "assert_grad_flow(model, model.loss(model(X), y))",
+        ),
+        *(("w, b = model.get_w_b()", test) for test in D2L_TESTS_TRAINING),
+    ),
+    mutants={
+        **data_mutants(
+            SYNTHETIC,
+            shape="data.X = data.X.transpose(0, -1)",
+            dtype="data.X = data.X.double()",
+            device=moved("data.X", "data.y"),
+            nan="data.X[0, 0] = float('nan')",
+        ),
+        "detached": [after(SYNTHETIC, "model.requires_grad_(False)")],
+        "scale": [after(SYNTHETIC, lazy_scaled("model", "data.X[:1]"))],
+        "unregistered": [after(SYNTHETIC, lazy_unplugged("model", "data.X[:1]", "model.net"))],
+        "mode": [LIBRARY_NO_EVAL],
+        "lr0": [("LinearRegression(lr=0.03)", "LinearRegression(lr=0.0)")],
+        "stale_grad": [LIBRARY_NO_ZERO_GRAD],
+    },
+    heavy=True,
+)
+
+LENET_INIT = "model.apply_init([next(iter(data.get_dataloader(True)))[0]], init_cnn)"
+D2L_LENET = Case(  # d2l's LeNet: lazy convolutions, sigmoid, average pooling, apply_init, a Trainer
+    "d2l-pytorch-colab__lenet",
+    real="training/d2l-pytorch-colab__lenet.ipynb",
+    beside=("d2l",),
+    tests=tuple(
+        ("trainer.fit(model, data)", t)
+        for t in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING
+        # a sigmoid LeNet learns nothing in 40 steps here, nor beats a guess in its first 8
+        if "it learned the classes" not in t and "beats a uniform guess" not in t
+    ),
+    mutants={
+        **images_mutants("data = d2l.FashionMNIST(batch_size=128)"),
+        "detached": [after(LENET_INIT, "model.requires_grad_(False)")],
+        "scale": [after(LENET_INIT, SCALED.format("model"))],
+        "unregistered": [after(LENET_INIT, UNPLUGGED.format("model.net[0]"))],
+        "mode": [LIBRARY_NO_EVAL],
+        "lr0": [("LeNet(lr=0.1)", "LeNet(lr=0.0)")],
+        "stale_grad": [LIBRARY_NO_ZERO_GRAD],
+    },
+    heavy=True,
+)
+
+MLP_SCRATCH = "model = MLPScratch(num_inputs=784, num_outputs=10, num_hiddens=256, lr=0.1)"
+MLP_CONCISE = "model = MLP(num_outputs=10, num_hiddens=256, lr=0.1)"
+MLP_DATA = "data = d2l.FashionMNIST(batch_size=256)"
+D2L_MLP = Case(  # d2l's MLP: parameters by hand (nn.Parameter), then lazy layers, one Trainer
+    "d2l-pytorch-colab__mlp-implementation",
+    real="training/d2l-pytorch-colab__mlp-implementation.ipynb",
+    beside=("d2l",),
+    tests=(
+        *((MLP_CONCISE, t) for t in D2L_TESTS_CLASSIFIER + D2L_TESTS_TRAINING),
+        (
+            "trainer = d2l.Trainer(max_epochs=10)",
+            "# TEST: the model by hand has its four parameters\n"
+            "assert [n for n, _ in model.named_parameters()] == ['W1', 'b1', 'W2', 'b2']",
+        ),
+    ),
+    mutants={
+        **images_mutants(MLP_DATA),
+        "detached": [
+            after(MLP_SCRATCH, "model.requires_grad_(False)"),
+            after(MLP_CONCISE, "model.requires_grad_(False)"),
+        ],
+        "scale": [
+            after(MLP_SCRATCH, SCALED.format("model")),
+            after(MLP_CONCISE, lazy_scaled("model", IMAGES)),
+        ],
+        "unregistered": [
+            after(
+                MLP_SCRATCH,
+                "_w = model._parameters.pop('W1')\nmodel.W1 = _w.detach().clone().requires_grad_()",
+            ),
+            after(MLP_CONCISE, lazy_unplugged("model", IMAGES, "model.net[1]")),
+        ],
+        "mode": [LIBRARY_NO_EVAL],
+        "lr0": [("num_hiddens=256, lr=0.1)", "num_hiddens=256, lr=0.0)")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
     heavy=True,
@@ -843,6 +988,21 @@ CASES = {
         D2L_DROPOUT,
         D2L_SOFTMAX,
         D2L_BATCH_NORM,
+        D2L_LINEAR_CONCISE,
+        D2L_LENET,
+        D2L_MLP,
     )
 }
 REAL_TRAINING = tuple(name for name, case in CASES.items() if case.real.startswith("training/"))
+
+# Two of the chapters as their authors run them: FashionMNIST's real size (60,000 training and
+# 10,000 validation images, synthetic as in every copy) and the chapter's own ten epochs. A full
+# run takes minutes: for `benchmarks/smoke.py`'s cost table only, never the suite.
+REAL_SIZE = (D2L, "num_train=512, num_val=256", "num_train=60000, num_val=10000")
+LONG = {
+    case.name: case
+    for case in (
+        replace(D2L_MLP, name="d2l-pytorch-colab__mlp-implementation__60000", changes=(REAL_SIZE,)),
+        replace(D2L_LENET, name="d2l-pytorch-colab__lenet__60000", changes=(REAL_SIZE,)),
+    )
+}

@@ -67,6 +67,25 @@ def test_every_corpus_file_has_an_expected_outcome() -> None:
     assert on_disk == {k for k in EXPECTED if not k.startswith("generated/")}
 
 
+# Each folder of third-party notebooks and the SOURCES.md that attributes them, as their
+# licences ask: a copy added without its line there is a licence broken.
+ATTRIBUTED = {
+    "good": "SOURCES.md",
+    "bad": "SOURCES.md",
+    "untested": "untested/SOURCES.md",
+    "training": "training/SOURCES.md",
+    "real": "real/SOURCES.md",
+}
+
+
+@pytest.mark.parametrize("folder", sorted(ATTRIBUTED))
+def test_every_third_party_notebook_is_attributed_in_its_sources(folder: str) -> None:
+    sources = (CORPUS / ATTRIBUTED[folder]).read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip() for line in sources.splitlines() if line.startswith("| ")}
+    on_disk = {p.name for p in (CORPUS / folder).glob("*.ipynb")}
+    assert on_disk - rows == set()
+
+
 def generated(folder: Path) -> Path:
     """The cases too big or too odd to commit."""
     folder.mkdir(parents=True, exist_ok=True)

@@ -193,6 +193,11 @@ def _faults_options(faults: argparse.ArgumentParser) -> None:
     )
     faults.add_argument("--timeout", type=_seconds, help="seconds per test, setup included")
     faults.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run every run in smoke mode, as pytest --ntdd-smoke does (its caps as configured)",
+    )
+    faults.add_argument(
         "--no-fork",
         action="store_true",
         help="run each fault as a pytest run of its own, one after another, instead of "

@@ -32,6 +32,7 @@ def faults_command(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         fork=not args.no_fork,
         min_kill_rate=args.min_kill_rate,
+        smoke=args.smoke,
     )
     if args.report is not None:
         append_to(args.report, "", "--report")  # before the runs, which take minutes

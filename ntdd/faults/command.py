@@ -44,10 +44,12 @@ class Request:
     timeout: str | None = None
     fork: bool = True  # fork the fault runs from the clean run, where that is safe
     min_kill_rate: float = 1.0
+    smoke: bool = False  # every run in smoke mode (`--ntdd-smoke`)
 
     def pytest_args(self) -> list[str]:
         timeout = ["--ntdd-timeout", self.timeout] if self.timeout else []
-        return ["--ntdd-devices", self.devices, *timeout]
+        smoke = ["--ntdd-smoke"] if self.smoke else []
+        return ["--ntdd-devices", self.devices, *timeout, *smoke]
 
 
 def fault_names(text: str) -> tuple[str, ...]:

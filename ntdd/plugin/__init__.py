@@ -25,9 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
+from ntdd.defaults import (
+    DEFAULT_DEVICES,
+    DEFAULT_SMOKE_BATCHES,
+    DEFAULT_SMOKE_EPOCHS,
+    DEFAULT_SMOKE_NAMES,
+    DEFAULT_TIMEOUT,
+)
 
 if TYPE_CHECKING:
+    from ntdd.config import Config, Smoke
     from ntdd.runtime.settings import Settings
 
 
@@ -95,6 +102,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ntdd_timeout", "seconds per notebook test, setup included", default="")
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
     _scale_options(group, parser)
+    _smoke_options(group, parser)
+
+
+def _smoke_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
+    """Smoke runs: each notebook's trainings cut short, its file unedited (ntdd.runtime.smoke)."""
+    group.addoption(
+        "--ntdd-smoke",
+        action="store_true",
+        default=None,
+        dest="ntdd_smoke",
+        help="smoke mode: DataLoaders yield few batches a pass and training loops run few "
+        "times; tests marked @full_run are skipped (ini: ntdd_smoke)",
+    )
+    for name, what, default in (
+        ("batches", "batches a DataLoader yields per pass", DEFAULT_SMOKE_BATCHES),
+        ("epochs", "times a training loop runs (and the --ntdd-smoke-names)", DEFAULT_SMOKE_EPOCHS),
+    ):
+        group.addoption(
+            f"--ntdd-smoke-{name}",
+            dest=f"ntdd_smoke_{name}",
+            metavar="N",
+            help=f"in smoke mode, the most {what}; default {default} (ini: ntdd_smoke_{name})",
+        )
+        parser.addini(f"ntdd_smoke_{name}", f"smoke mode: the most {what}", default="")
+    group.addoption(
+        "--ntdd-smoke-names",
+        dest="ntdd_smoke_names",
+        metavar="LIST",
+        help="in smoke mode, names whose integer values (`max_epochs=10`) are capped like "
+        f"epochs; default {','.join(DEFAULT_SMOKE_NAMES)} (ini: ntdd_smoke_names)",
+    )
+    # No default: unset, `[tool.ntdd] smoke` decides (pytest 8 gives [] for None).
+    parser.addini("ntdd_smoke", "run notebooks in smoke mode", type="bool", default=None)
+    parser.addini("ntdd_smoke_names", "smoke mode: names capped like epochs", default="")
 
 
 def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -137,6 +178,9 @@ def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: a slow test (`@slow` or the ntdd-slow tag)")
     config.addinivalue_line("markers", "timeout(seconds): a time limit for one notebook test")
+    config.addinivalue_line(
+        "markers", "full_run: the test's meaning needs the full run: skipped in smoke mode"
+    )
     if config.getoption("ntdd") or config.getini("ntdd"):
         from ntdd.plugin.session import NtddSession
 
@@ -309,6 +353,7 @@ def _read_settings(config: pytest.Config) -> Settings:
         timeout=timeout or None,
         parameters=given.over(ini.over(file.parameters)),
         template=file.template,
+        smoke=_smoke(config, file),
         run_untested=bool(
             config.getoption("ntdd_run_untested")
             or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)
@@ -318,6 +363,26 @@ def _read_settings(config: pytest.Config) -> Settings:
             or (ini_eval if isinstance(ini_eval, bool) else file.skip_eval_false)
         ),
     )
+
+
+def _smoke(config: pytest.Config, file: Config) -> Smoke | None:
+    """`--ntdd-smoke`, the ini's `ntdd_smoke`, `[tool.ntdd] smoke`; each cap the same way."""
+    from ntdd.config import parse_smoke
+
+    ini = config.getini("ntdd_smoke")
+    if not (config.getoption("ntdd_smoke") or (ini if isinstance(ini, bool) else file.smoke)):
+        return None
+    caps = dict(file.smoke_caps)
+    where = {key: str(file.source) for key in caps}
+    for key in ("smoke_batches", "smoke_epochs", "smoke_names"):
+        given = config.getoption(f"ntdd_{key}")
+        if given:
+            caps[key], where[key] = given, f"--ntdd-{key.replace('_', '-')}"
+        elif config.getini(f"ntdd_{key}"):
+            caps[key], where[key] = config.getini(f"ntdd_{key}"), f"ini ntdd_{key}"
+    for key, value in caps.items():  # each checked where it was given
+        parse_smoke({key: value}, where[key])
+    return parse_smoke(caps, "smoke mode")
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ import pytest
 
 from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.smoke import NOTES as SMOKE_NOTES
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
@@ -242,4 +243,14 @@ def _options(config: pytest.Config) -> list[tuple[str, str]]:
         ("devices", ", ".join(settings.devices)),
         ("parameters", ", ".join(parameters) or "none"),
         ("shard", shard.strip() if shard else "none (the whole run)"),
+        *_smoke(config),
     ]
+
+
+def _smoke(config: pytest.Config) -> list[tuple[str, str]]:
+    """Smoke mode's caps, and what they cut where, when the run was a smoke run."""
+    notes = config.stash.get(SMOKE_NOTES, None)
+    if notes is None:
+        return []
+    capped = "; ".join(notes.lines()) or "nothing"
+    return [("smoke mode", notes.caps.describe()), ("smoke mode capped", capped)]

@@ -36,3 +36,7 @@ class NtddSession:
         plugins.register(self.untested, "ntdd-untested")
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")  # last: its wrappers are outermost
+        if settings.smoke is not None:
+            from ntdd.plugin.smoke import SmokeHooks
+
+            plugins.register(SmokeHooks(config, settings.smoke), "ntdd-smoke")

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from ntdd.runtime import loop as event_loop
-from ntdd.runtime import pinning, steps
+from ntdd.runtime import pinning, smoke, steps
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback, recorded
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.device_runs import DeviceRun, DeviceRuns
@@ -235,7 +235,9 @@ class NotebookCursor(DeviceRuns):
         code = self._compiled.get(step.index)
         if code is None:
             filename = self.cell_filename(step.index, step.id)
-            code = steps.compile_cell(step.code, filename, run.future)
+            code = smoke.compile_setup(
+                self._config, self.notebook, step.code, filename, run.future
+            ) or steps.compile_cell(step.code, filename, run.future)
             self._compiled[step.index] = code
         run.future |= code.co_flags & steps.FUTURE_FLAGS  # for the cells below
         return code

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from ntdd.config import Smoke
 from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
 from ntdd.parameters import Parameters
 
@@ -27,6 +28,7 @@ class Settings:
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
+    smoke: Smoke | None = None  # `--ntdd-smoke`: what a smoke run caps; None: a full run
     run_untested: bool = False  # a notebook without tests is one test: it runs to its end
     skip_eval_false: bool = False  # cells marked `#| eval: false` are left out, as nbdev's are
 

@@ -1,0 +1,108 @@
+"""`--ntdd-smoke`: the session's smoke mode, around each notebook test, said where users look.
+
+Each notebook test runs inside the session's `SmokeRun` (its DataLoader cap
+and the notes of what was cut); tests marked `@full_run` are skipped with
+that reason. The header says the caps; the terminal's summary and the HTML
+report say what was capped, at which cell and line. Under `-n` the notes
+travel from the workers on each report (`ntdd_smoke`), as the report's own do.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from ntdd.config import Smoke
+from ntdd.plugin.items import runtime_of
+from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.smoke_run import SmokeRun
+
+FULL_RUN = "full_run"
+NEEDS_THE_FULL_RUN = "needs the full run: skipped in smoke mode (--ntdd-smoke)"
+
+
+class SmokeNotes:
+    """What the run's smoke mode cut, where: gathered from every report."""
+
+    def __init__(self, caps: Smoke) -> None:
+        self.caps = caps
+        self.counts: Counter[tuple[str, str]] = Counter()
+
+    def lines(self) -> list[str]:
+        """One line a place: where, what was cut, and how many times."""
+        return [
+            f"{where}: {what}" + (f" ({count} times)" if count > 1 else "")
+            for (where, what), count in sorted(self.counts.items())
+        ]
+
+
+NOTES = pytest.StashKey[SmokeNotes]()
+
+
+def _needs_the_full_run(item: pytest.Item) -> bool:
+    return item.get_closest_marker(FULL_RUN) is not None and runtime_of(item) is not None
+
+
+class SmokeHooks:
+    """The session's smoke mode: registered with ntdd's session when it is on."""
+
+    def __init__(self, config: pytest.Config, caps: Smoke) -> None:
+        self.run = SmokeRun(caps)
+        self.notes = config.stash.setdefault(NOTES, SmokeNotes(caps))
+
+    def pytest_report_header(self, config: pytest.Config) -> list[str]:
+        return [f"ntdd: smoke mode: {self.run.caps.describe()}; tests marked @full_run are skipped"]
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        runtime = runtime_of(item)
+        if not isinstance(runtime, NotebookRuntime):
+            return (yield)
+        with self.run.running(runtime):
+            return (yield)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if _needs_the_full_run(item):
+                item.add_marker(pytest.mark.skip(reason=NEEDS_THE_FULL_RUN))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """Where the session woke after collection (an exported module without `--ntdd`)."""
+        marked = any(
+            m.kwargs.get("reason") == NEEDS_THE_FULL_RUN for m in item.iter_markers("skip")
+        )
+        if _needs_the_full_run(item) and not marked:
+            pytest.skip(NEEDS_THE_FULL_RUN)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        taken = self.run.take()
+        if taken:
+            report.ntdd_smoke = taken  # type: ignore[attr-defined]
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for where, what in getattr(report, "ntdd_smoke", ()):
+            self.notes.counts[(where, what)] += 1
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if hasattr(terminalreporter.config, "workerinput"):
+            return
+        lines = self.notes.lines()
+        if not lines:
+            terminalreporter.write_line("ntdd: smoke mode capped nothing")
+            return
+        terminalreporter.write_line("ntdd: smoke mode capped:")
+        for line in lines:
+            terminalreporter.write_line(f"  {line}")
+
+    def pytest_sessionfinish(self) -> None:
+        self.run.close()  # DataLoader is torch's own again

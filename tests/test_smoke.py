@@ -1,0 +1,306 @@
+"""Smoke mode (`--ntdd-smoke`): long trainings cut short without an edit, under the same tests.
+
+Each capping rule is held here on a notebook that trains the way real ones
+do: a DataLoader made anywhere, a loop in a function, tqdm's loops, a loop a
+test-only parameter pins, a notebook with nothing to cap; then the
+`@full_run` mark, what the run says (header, summary, report), the settings,
+and that nothing outlives the session. `benchmarks/smoke.py` measures it on
+the real training notebooks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from conftest import requires_torch, run, sha
+
+from ntdd.commands.cli import main as ntdd_main
+from ntdd.config import Smoke
+from ntdd.faults.command import Request
+from ntdd.runtime import smoke
+
+pytestmark = requires_torch
+
+SETUP = (
+    "import torch\nfrom torch import nn\n"
+    "from torch.utils.data import DataLoader, TensorDataset\n\n"
+    "torch.manual_seed(0)\nX = torch.randn(640, 2)\ny = (X[:, 0] > 0).long()\n"
+    "loader = DataLoader(TensorDataset(X, y), batch_size=10)\n"
+    "model = nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)"
+)
+STEP = "opt.zero_grad()\nnn.functional.cross_entropy(model(X), y).backward()\nopt.step()"
+
+
+def indented(code: str, by: int) -> str:
+    return "\n".join(" " * by + line for line in code.splitlines())
+
+
+def test_a_dataloader_made_in_a_helper_module_yields_k_batches_and_its_len_agrees(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    pytester.makepyfile(
+        helpers="from torch.utils.data import DataLoader, TensorDataset\n"
+        "import torch\n\n"
+        "def make_loader():\n"
+        "    return DataLoader(TensorDataset(torch.arange(1000.0)), batch_size=10)\n"
+    )
+    notebook(
+        [
+            "from helpers import make_loader\nloader = make_loader()\n"
+            "seen = [len(batch) for (batch,) in loader]",
+            "# TEST: three batches of ten, as len() says\n"
+            "assert seen == [10, 10, 10] and len(loader) == 3",
+            "# TEST: a test's own pass is capped too\nassert sum(1 for _ in loader) == 3",
+        ]
+    )
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-batches", "3", "nb.ipynb")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["*nb.ipynb (setup cell 1*), line 3: a DataLoader's pass cut to 3 of 100 batches"]
+    )
+    full = run(pytester, "--ntdd", "nb.ipynb")
+    full.assert_outcomes(failed=2)  # without the option: all 100 batches
+
+
+def test_a_training_loop_in_a_function_the_cell_defines_and_calls_runs_e_times(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            SETUP,
+            "def train(epochs_seen):\n"
+            "    for epoch in range(500):\n"
+            f"{indented(STEP, 8)}\n"
+            "        epochs_seen.append(epoch)\n"
+            "    return epochs_seen\n\n\n"
+            "seen = train([])",
+            "# TEST: two epochs\nassert seen == [0, 1]",
+        ]
+    )
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["*nb.ipynb (setup cell 2*), line 2: a training loop stopped after 2 of 500"]
+    )
+
+
+def test_tqdm_over_a_range_and_trange_run_e_times(notebook: Any, pytester: pytest.Pytester) -> None:
+    notebook(
+        [
+            SETUP,
+            "from tqdm import tqdm, trange\nfirst, second = [], []\n"
+            "for epoch in tqdm(range(300), desc='epochs'):\n"
+            f"{indented(STEP, 4)}\n    first.append(epoch)\n"
+            "for epoch in trange(10, 300, 10, leave=False):\n"
+            f"{indented(STEP, 4)}\n    second.append(epoch)",
+            "# TEST: three epochs of each\nassert first == [0, 1, 2] and second == [10, 20, 30]",
+        ]
+    )
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-epochs", "3", "nb.ipynb")
+    result.assert_outcomes(passed=1)
+
+
+def test_a_loop_over_batches_inside_an_epoch_loop_runs_k_times(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            SETUP,
+            "steps = 0\nfor epoch in range(100):\n    for start in range(0, 640, 10):\n"
+            "        xb, yb = X[start:start + 10], y[start:start + 10]\n"
+            "        opt.zero_grad()\n"
+            "        nn.functional.cross_entropy(model(xb), yb).backward()\n"
+            "        opt.step()\n        steps += 1",
+            "# TEST: two epochs of four batches\nassert steps == 8",
+        ]
+    )
+    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)
+
+
+def test_a_loop_whose_body_trains_only_through_what_it_calls_is_capped_as_it_runs(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            SETUP,
+            "def one_epoch():\n    for xb, yb in loader:\n        opt.zero_grad()\n"
+            "        nn.functional.cross_entropy(model(xb), yb).backward()\n        opt.step()",
+            "epochs = []\nfor epoch in range(50):\n    one_epoch()\n    epochs.append(epoch)\n"
+            "evaluated = [i for i in range(5)]\nprinted = []\n"
+            "for i in range(20):\n    printed.append(str(i))",
+            "# TEST: the training loop is cut, the others run in full\n"
+            "assert len(epochs) == 2 and len(evaluated) == 5 and len(printed) == 20",
+        ]
+    )
+    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)
+
+
+def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            SETUP,
+            "class Trainer:\n    def __init__(self, max_epochs):\n"
+            "        self.max_epochs = max_epochs\n\n\ntrainer = Trainer(max_epochs=30)\n"
+            "num_epochs = 40\nsteps = 0\nfor epoch in range(num_epochs):\n"
+            f"{indented(STEP, 4)}\n    steps += 1",
+            "# TEST: the counts\nassert (trainer.max_epochs, num_epochs, steps) == EXPECTED",
+        ]
+    )
+    pytester.makeconftest(
+        "import builtins, os\n"
+        "builtins.EXPECTED = tuple(int(n) for n in os.environ['EXPECTED'].split(','))\n"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPECTED", "2,2,2")
+        result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "*(setup cell 2*), line 6: max_epochs=30 capped to 2",
+                "*(setup cell 2*), line 7: num_epochs=40 capped to 2",
+            ]
+        )
+        patch.setenv("EXPECTED", "2,5,5")  # the parameter wins, over the cap too
+        pinned = ("--ntdd-param", "num_epochs=5")
+        run(pytester, "--ntdd", "--ntdd-smoke", *pinned, "nb.ipynb").assert_outcomes(passed=1)
+        patch.setenv("EXPECTED", "30,40,40")
+        run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+
+
+def test_a_notebook_with_nothing_to_cap_runs_as_without_the_option_and_no_file_changes(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    path = notebook(
+        [
+            SETUP.replace("batch_size=10", "batch_size=200"),  # four batches: none cut
+            "total = 0\nfor i in range(10):\n    total += i\n"
+            f"for epoch in range(2):\n    for xb, yb in loader:\n{indented(STEP, 8)}",
+            "# TEST: everything ran\nassert total == 45 and len(loader) == 4",
+        ]
+    )
+    before = sha(path)
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["ntdd: smoke mode capped nothing"])
+    assert sha(path) == before
+    caps = Smoke()
+    for cell in ("total = 0\nfor i in range(10):\n    total += i", "for x in loader:\n    f(x)"):
+        assert smoke.compile_cell(caps, cell, "nb.ipynb (setup cell 2)", 0, frozenset()) is None
+
+
+def test_a_full_run_test_is_skipped_with_its_reason_in_smoke_mode_only(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            SETUP,
+            f"for epoch in range(100):\n{indented(STEP, 4)}",
+            "# TEST: it learned @full_run\nassert (model(X).argmax(1) == y).float().mean() > 0.99",
+            "# TEST: a finite loss\nassert nn.functional.cross_entropy(model(X), y).isfinite()",
+        ]
+    )
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb", "-rs")
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["SKIPPED*nb.ipynb*needs the full run: skipped in smoke mode (--ntdd-smoke)"]
+    )
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=2)
+
+
+def test_the_header_and_the_report_say_smoke_mode_ran_and_what_it_capped_where(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    pytest.importorskip("nbconvert")
+    notebook([SETUP, f"for epoch in range(100):\n{indented(STEP, 4)}", "# TEST\nassert True"])
+    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-report", "report.html", "nb.ipynb")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "ntdd: smoke mode: a DataLoader yields at most 4 batch(es) a pass, a training loop "
+            "runs at most 2 time(s), and so do epochs, *; tests marked @full_run are skipped",
+            "*",
+            "ntdd: smoke mode capped:",
+            "  nb.ipynb (setup cell 2*), line 1: a training loop stopped after 2 of 100",
+        ]
+    )
+    page = (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "smoke mode capped" in page
+    assert "nb.ipynb (setup cell 2, id " in page and "line 1: a training loop stopped" in page
+
+
+def test_smoke_mode_comes_from_the_ini_or_pyproject_and_a_bad_cap_is_a_usage_error(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook([SETUP, "seen = sum(1 for _ in loader)", "# TEST\nassert seen == CAP"])
+    pytester.makeconftest("import builtins, os\nbuiltins.CAP = int(os.environ.get('CAP', '64'))\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CAP", "5")
+        pytester.makepyprojecttoml("[tool.ntdd]\nsmoke = true\nsmoke_batches = 5\n")
+        run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+        patch.setenv("CAP", "6")
+        run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke_batches=6").assert_outcomes(passed=1)
+        patch.setenv("CAP", "64")
+        run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke=false").assert_outcomes(passed=1)
+    bad = run(pytester, "--ntdd", "nb.ipynb", "--ntdd-smoke-epochs", "0")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(
+        ["*ntdd: --ntdd-smoke-epochs: smoke_epochs must be a whole number >= 1, got '0'"]
+    )
+
+
+def test_the_cap_never_outlives_the_session_nor_reaches_tests_that_are_not_a_notebooks(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    import torch.utils.data
+
+    original = torch.utils.data.DataLoader.__iter__, torch.utils.data.DataLoader.__len__
+    notebook([SETUP, "seen = sum(1 for _ in loader)", "# TEST\nassert seen == 4"])
+    pytester.makepyfile(
+        test_plain="from torch.utils.data import DataLoader\n\n"
+        "def test_a_plain_loader_is_whole():\n"
+        "    assert len(DataLoader(range(100), batch_size=10)) == 10\n"
+        "    assert sum(1 for _ in DataLoader(range(100), batch_size=10)) == 10\n"
+    )
+    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb", "test_plain.py").assert_outcomes(passed=2)
+    assert (torch.utils.data.DataLoader.__iter__, torch.utils.data.DataLoader.__len__) == original
+
+
+@pytest.mark.slow
+def test_under_xdist_each_worker_caps_and_the_controller_lists_the_caps(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    for name in ("a.ipynb", "b.ipynb"):
+        notebook([SETUP, "seen = sum(1 for _ in loader)", "# TEST\nassert seen == 4"], name)
+    result = run(
+        pytester, "--ntdd", "--ntdd-smoke", "-n", "2", "a.ipynb", "b.ipynb", plugins=["xdist"]
+    )
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines_random(
+        [
+            "  a.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches",
+            "  b.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches",
+        ]
+    )
+
+
+def test_ntdd_faults_in_smoke_mode_still_catches_a_training_bug(
+    notebook: Any, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = notebook(
+        [
+            SETUP,
+            "start = nn.functional.cross_entropy(model(X), y).item()\n"
+            "for epoch in range(1000):\n    for xb, yb in loader:\n"
+            "        opt.zero_grad()\n"
+            "        nn.functional.cross_entropy(model(xb), yb).backward()\n        opt.step()",
+            "# TEST: the loss fell over the first steps\n"
+            "assert nn.functional.cross_entropy(model(X), y) < start",
+        ]
+    )
+    assert Request(("nb.ipynb",), smoke=True).pytest_args()[-1] == "--ntdd-smoke"
+    code = ntdd_main(["faults", str(path), "--smoke", "--faults", "lr0", "--json"])
+    assert code == 0, capsys.readouterr()
+    assert '"caught"' in capsys.readouterr().out
