@@ -32,6 +32,8 @@ from typing import Any
 import nbformat
 import pytest
 
+from ntdd.commands.cli import main as ntdd_main
+from ntdd.format.paths import module_path
 from ntdd.notebook import markers
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline import end
@@ -250,3 +252,23 @@ def first_failures(junit: Path) -> dict[str, int | None]:
         )
         found[name] = int(cell) if failed and cell is not None else (0 if failed else None)
     return found
+
+
+def assert_ntdd_agrees_with_a_kernel(
+    pytester: pytest.Pytester, path: Path, only_under_ntdd: frozenset[str] = frozenset()
+) -> None:
+    """A kernel's Run All judges *path*; `pytest --ntdd` and the exported module give
+    the same verdict on each test, but for *only_under_ntdd*: tests the docs list as
+    failing under ntdd where a kernel raises nothing."""
+    kernel = kernel_verdicts(path)
+    assert covers_every_test_cell(path, kernel), kernel
+    for name in only_under_ntdd:
+        assert kernel[name] is False
+        kernel[name] = True
+    run = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
+    assert ntdd_verdicts(run) == kernel
+    assert ntdd_main(["export", str(path)]) == 0
+    exported = pytester.inline_run(
+        "-p", "no:cacheprovider", "-p", "no:randomly", str(module_path(path))
+    )
+    assert ntdd_verdicts(exported) == kernel

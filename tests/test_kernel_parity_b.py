@@ -9,10 +9,8 @@ from typing import Any
 
 import nbformat
 import pytest
-from conftest import code, export, make_notebook
-from oracle import covers_every_test_cell, kernel_verdicts, ntdd_verdicts
-
-from ntdd.format.paths import module_path
+from conftest import code, make_notebook
+from oracle import assert_ntdd_agrees_with_a_kernel
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 
@@ -102,7 +100,7 @@ CASES: dict[str, list[Any]] = {
 
 # Differences from a kernel that the docs list: tests ntdd fails where a kernel's
 # Run All raises nothing (a `def test_*` cell that cannot be imported).
-FAILS_ONLY_UNDER_NTDD = {"uncollectable_def_cells": {"test_cell_3"}}
+FAILS_ONLY_UNDER_NTDD: dict[str, set[str]] = {"uncollectable_def_cells": {"test_cell_3"}}
 
 
 def _write(folder: Path, cells: list[Any]) -> Path:
@@ -115,18 +113,7 @@ def _write(folder: Path, cells: list[Any]) -> Path:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ntdd_and_a_kernel_agree(case: str, pytester: pytest.Pytester) -> None:
     path = _write(pytester.path, CASES[case])
-    kernel = kernel_verdicts(path)
-    assert covers_every_test_cell(path, kernel), kernel
-    for name in FAILS_ONLY_UNDER_NTDD.get(case, ()):
-        assert kernel[name] is False
-        kernel[name] = True
-    run = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
-    assert ntdd_verdicts(run) == kernel
-    assert export(path) == 0
-    exported = pytester.inline_run(
-        "-p", "no:cacheprovider", "-p", "no:randomly", str(module_path(path))
-    )
-    assert ntdd_verdicts(exported) == kernel
+    assert_ntdd_agrees_with_a_kernel(pytester, path, frozenset(FAILS_ONLY_UNDER_NTDD.get(case, ())))
 
 
 def _outcomes(pytester: pytest.Pytester, cells: list[Any]) -> dict[str, str]:

@@ -18,9 +18,8 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import export, make_notebook
-from oracle import covers_every_test_cell, kernel_verdicts, ntdd_verdicts
+from oracle import assert_ntdd_agrees_with_a_kernel, kernel_verdicts
 
-from ntdd.format.paths import module_path
 from ntdd.runtime import steps
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
@@ -103,16 +102,7 @@ def _write(folder: Path, cells: list[Any], name: str = "nb.ipynb") -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_ntdd_and_a_kernel_agree(case: str, pytester: pytest.Pytester) -> None:
-    path = _write(pytester.path, CASES[case])
-    kernel = kernel_verdicts(path)
-    assert covers_every_test_cell(path, kernel), kernel
-    run = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
-    assert ntdd_verdicts(run) == kernel
-    assert export(path) == 0
-    exported = pytester.inline_run(
-        "-p", "no:cacheprovider", "-p", "no:randomly", str(module_path(path))
-    )
-    assert ntdd_verdicts(exported) == kernel
+    assert_ntdd_agrees_with_a_kernel(pytester, _write(pytester.path, CASES[case]))
 
 
 # -- several notebooks in one session ---------------------------------------------------
