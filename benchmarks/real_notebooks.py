@@ -47,7 +47,7 @@ from pathlib import Path
 import workloads
 from pairs import interleaved, ratio
 from run import ROOT, Timed, child_env, s, say, x
-from untested import pytest_cmd
+from untested import copied, pytest_cmd
 
 sys.path.insert(0, str(ROOT / "tests"))
 from oracle import first_failures, kernel_verdicts, run_all  # the tests' oracle
@@ -65,13 +65,7 @@ def notebooks(folder: Path, only: str | None) -> list[str]:
         *sorted((CORPUS / "good").glob("*.ipynb")),
         *sorted((CORPUS / "untested").glob("*.ipynb")),
     ]
-    names = []
-    for source in sources:
-        if only is None or only in source.name:
-            shutil.copy(source, folder / source.name)
-            names.append(source.name)
-    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # the rootdir
-    return names
+    return copied(sources, folder, only)
 
 
 def ntdd_stops(folder: Path, names: list[str], together: bool) -> Stops:

@@ -87,6 +87,12 @@ def notebooks(folder: Path, only: str | None) -> list[str]:
         *sorted((CORPUS / "good").glob("*.ipynb")),
         *(CORPUS / "bad" / name for name in FAILING_BAD),
     ]
+    return copied(sources, folder, only)
+
+
+def copied(sources: list[Path], folder: Path, only: str | None) -> list[str]:
+    """*sources* whose name holds *only* (all without it), copied into *folder*, a
+    rootdir of its own: their names."""
     names = []
     for source in sources:
         if only is None or only in source.name:
