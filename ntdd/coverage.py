@@ -22,7 +22,7 @@ line), whether it ran cannot say which of them ran, so such lines are
 neither statements nor run: a `return` that never ran is never reported
 covered because the line it shares with a call did.
 
-May import: the shared modules, ntdd.notebook. Never pytest.
+May import: the shared modules, ntdd.cells, ntdd.notebook. Never pytest.
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import coverage
 from coverage.exceptions import NoSource
 from coverage.parser import PythonParser
 
+from ntdd.cells.cell_code import to_python
 from ntdd.errors import NtddError
-from ntdd.notebook.cell_code import to_python
 from ntdd.notebook.positions import FileLines, file_lines, line_in_file
 from ntdd.notebook.read import notebook_of_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES

@@ -48,6 +48,64 @@ class GeneratedModuleError(NtddError):
     """A file claims to be an ntdd module but its header or regions are broken."""
 
 
+class ReadOnlyError(NtddError):
+    """A file ntdd would write is read-only."""
+
+
+class FileWriteError(NtddError):
+    """A file ntdd would write cannot be written: the disk, the folder or the name."""
+
+
+class FileChangedError(NtddError):
+    """A file changed on disk since it was read: writing would undo that change."""
+
+
+class TextNotebookWriteError(NtddError):
+    """A text notebook that jupytext would not write back as it is."""
+
+
+class NotebookWriteError(NtddError):
+    """A notebook that ntdd cannot update without changing bytes it should keep."""
+
+
+class SyncConflict(NtddError):
+    """Both the notebook and the module changed since the last export, or an edit
+    cannot be written back exactly."""
+
+
+class MarkRefused(NtddError):
+    """A notebook that would not read back as itself with the `# TEST` lines added."""
+
+
+class SetupError(NtddError):
+    """A setup cell raised: the tests below it error, the first with the cell's traceback.
+
+    It carries the cell and the class of what it raised, so that reports and
+    `ntdd faults` read them and never its message. *where* is "" for the test
+    that ran the cell (the error's cause is the cell's own exception); for each
+    test below, it names that test ("test_x"), under which the traceback is.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        index: int = 0,
+        cell_id: str | None = None,
+        raised: type[BaseException] | None = None,
+        where: str = "",
+    ) -> None:
+        super().__init__(message)  # the message alone, as `str(error)` and a pickle read it
+        self.index = index
+        self.cell_id = cell_id
+        self.raised = raised
+        self.where = where
+
+    @property
+    def first(self) -> bool:
+        """Whether this is the error of the test that ran the cell, not of one below it."""
+        return not self.where
+
+
 class StaleModuleWarning(UserWarning):
     """A generated module no longer matches its notebook: its tests run the old cells.
 
@@ -62,3 +120,46 @@ class NtddWarning(UserWarning):
     A note, never a cell's error (see `ntdd.runtime.notes`); silenced by
     `pytest -W ignore::ntdd.NtddWarning`.
     """
+
+
+# What notebook code meets as it runs under test: exceptions a test fails with.
+
+
+class NtddTimeout(BaseException):
+    """A test, or the cells it needed, ran past its deadline."""
+
+
+class KernelDied(BaseException):
+    """Notebook code called `os._exit`: a kernel would die here.
+
+    A `BaseException`, so that `except Exception` in a cell, and a cell
+    tagged `raises-exception`, do not take it for an error a kernel survives.
+    """
+
+    def __init__(self, message: str, call: str) -> None:
+        super().__init__(message)
+        self.call = call  # `os._exit(0)`
+
+
+class NotebookInterrupt(Exception):
+    """Notebook code raised KeyboardInterrupt itself; nobody pressed Ctrl-C."""
+
+
+class NotebookExit(Exception):
+    """Notebook code called `pytest.exit()`: in a kernel, an ordinary exception."""
+
+
+class NotebookTestFailure(Exception):
+    """A test run in a kernel (`%load_ext ntdd`) failed: the cell errors, pytest's report above."""
+
+    def _render_traceback_(self) -> list[str]:
+        """One line: pytest's report, printed above, is the traceback worth reading."""
+        return [f"{type(self).__name__}: {self}"]
+
+
+class CannotRunUnderTest(Exception):
+    """A magic in a test's code that ntdd cannot run: the code did not run, the test fails."""
+
+
+class NotUnderNtdd(AttributeError):
+    """A part of a kernel's shell that a notebook under test has no stand-in for."""

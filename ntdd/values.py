@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+# The fixture a test names to run once per device: planning finds it, the runtime gives it.
+DEVICE = "device"
+
 
 @dataclass(frozen=True)
 class Cell:

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from ntdd.cells import wrapping
+from ntdd.cells.cell_code import normalize_newlines
 from ntdd.format.module import parse_regions
 from ntdd.format.names import NameRegistry, identifier_from_title
 from ntdd.format.paths import module_path
-from ntdd.notebook import wrapping
-from ntdd.notebook.cell_code import normalize_newlines
 from ntdd.pipeline.plan import make_plan
 from ntdd.pipeline.render import render_module
 from ntdd.values import Cell, Notebook, TestCell, TestKind

@@ -21,8 +21,9 @@ import nbformat
 import pytest
 from conftest import code, isolated_plugins, make_notebook, run
 
+from ntdd.errors import NotebookTestFailure
 from ntdd.kernel.cells import KernelTests, render_cell
-from ntdd.kernel.extension import MarkTestCells, NotebookTestFailure, summary_line
+from ntdd.kernel.extension import MarkTestCells, summary_line
 from ntdd.kernel.regions import CellScope
 from ntdd.kernel.run import Outcome, Result, run_tests
 

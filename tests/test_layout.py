@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ntdd"
 # The values and settings every stage shares: they import only each other.
 SHARED = frozenset({"_version", "errors", "values", "parameters", "config", "defaults"})
 # The stages below the pytest side: pure functions of a notebook's text.
-BELOW_RENDER = ("notebook", "format", "pipeline", *sorted(SHARED))
+BELOW_RENDER = ("cells", "notebook", "format", "pipeline", *sorted(SHARED))
 
 
 def units() -> list[str]:
@@ -86,6 +86,7 @@ LAYERED = [u for u in units() if u not in SHARED and u not in ("__init__", "__ma
 
 def test_every_part_of_the_package_is_accounted_for() -> None:
     assert set(LAYERED) == {
+        "cells",
         "notebook",
         "format",
         "pipeline",
@@ -193,3 +194,39 @@ def test_tests_import_their_helpers_at_module_level() -> None:
         and "conftest" in {getattr(node, "module", None), *(a.name for a in node.names)}
     ]
     assert late == []
+
+
+# Exceptions a user never meets: each is turned into a message naming the file and cell.
+INTERNAL_EXCEPTIONS = {
+    "cells/cell_code.py": {"CellSyntaxError"},  # a collection error or the CLI's one line
+    "notebook/markers.py": {"MarkerError"},  # the plan's "cell N: …" message
+    "faults/finding.py": {"NotApplicable"},  # a fault's "n/a" in `ntdd faults`' table
+}
+
+
+def _exception_classes(path: Path) -> set[str]:
+    """The classes *path* defines whose bases name an exception or a warning."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            bases = {ast.unparse(b).rpartition(".")[2] for b in node.bases}
+            if any(b.endswith(("Error", "Exception", "Warning", "Interrupt")) for b in bases):
+                found.add(node.name)
+    return found
+
+
+def test_every_exception_and_warning_a_user_meets_is_in_errors_and_exported() -> None:
+    """One home for what users catch and filter (`-W ignore::ntdd.NtddWarning`)."""
+    import ntdd
+
+    elsewhere = {
+        f"{path.relative_to(PACKAGE)}: {name}"
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "errors.py"
+        for name in _exception_classes(path)
+        - INTERNAL_EXCEPTIONS.get(str(path.relative_to(PACKAGE).as_posix()), set())
+    }
+    assert not elsewhere
+    defined = _exception_classes(PACKAGE / "errors.py")
+    assert defined <= set(ntdd.__all__)
+    assert all(getattr(ntdd, name).__module__ == "ntdd.errors" for name in defined)

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from conftest import run
 
-from ntdd.notebook.cell_code import to_python
-from ntdd.notebook.magics import cannot_run, installs, notes
+from ntdd.cells.cell_code import to_python
+from ntdd.cells.magics import cannot_run, installs, notes
 
 SCRIPTS = {
     "checks.py": "ran = 1\nassert ran == 2\n",

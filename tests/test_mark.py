@@ -19,8 +19,8 @@ import pytest
 from conftest import code, md, run, sha, write_notebook
 from nbformat.v4 import new_output
 
+from ntdd.cells.checks import is_check
 from ntdd.commands.cli import main
-from ntdd.notebook.checks import is_check
 
 CHECKS = [
     md("# Data"),

@@ -414,7 +414,8 @@ def test_a_read_only_notebook_is_refused(
 def test_write_atomic_refuses_a_file_that_is_not_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ntdd.notebook.files import ReadOnlyError, write_atomic
+    from ntdd.errors import ReadOnlyError
+    from ntdd.notebook.files import write_atomic
 
     target = tmp_path / "f.txt"
     target.write_text("old")

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from conftest import run, write_notebook
 
-from ntdd.runtime.timeout import HARD_END_STATUS, Deadline, NtddTimeout, Overrun
+from ntdd.errors import NtddTimeout
+from ntdd.runtime.timeout import HARD_END_STATUS, Deadline, Overrun
 
 # A retry loop that catches everything, the timeout too; its back-off is
 # where the timeout, raised again, lands outside the `try`.

@@ -36,9 +36,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ntdd.cells.cell_code import to_python
 from ntdd.commands.needs import imported
 from ntdd.errors import NtddError
-from ntdd.notebook.cell_code import to_python
 from ntdd.values import Cell
 
 if sys.version_info >= (3, 11):

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ntdd.errors import ForeignFileError, ModuleEditedError, NotPythonError
+from ntdd.errors import FileWriteError, ForeignFileError, ModuleEditedError, NotPythonError
 from ntdd.format.module import (
     HEADER_FIRST_LINE,
     intact,
@@ -18,7 +18,7 @@ from ntdd.format.module import (
 )
 from ntdd.format.paths import module_path
 from ntdd.format.stale import content_hash, pair_moved_on
-from ntdd.notebook.files import FileWriteError, line_ending, relative_notebook_path, write_atomic
+from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module

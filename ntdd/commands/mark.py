@@ -1,7 +1,7 @@
 """`ntdd mark`: a `# TEST` line for each cell that is already a check, as a diff.
 
 A repository adopts ntdd in one command: the cells whose every statement is
-a check (`ntdd.notebook.checks`) get `# TEST` as their first line, where the
+a check (`ntdd.cells.checks`) get `# TEST` as their first line, where the
 grammar reads it (below any `#|` directives). Nothing else changes: no
 cell's code, no other byte of the file (`ntdd.notebook.write`), so the cell
 keeps what it does and the state it sees, and becomes a test.
@@ -29,17 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ntdd.commands.console import BAD_INPUT, NOTHING_TO_DO, OK, plural, print_error
-from ntdd.errors import NotPythonError, NtddError
+from ntdd.errors import MarkRefused, NotPythonError, NtddError
 
 if TYPE_CHECKING:
     from ntdd.values import Cell, Notebook
 
 MARKER = "# TEST"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-class MarkRefused(NtddError):
-    """A notebook that would not read back as itself with the `# TEST` lines added."""
 
 
 @dataclass(frozen=True)
@@ -182,8 +178,8 @@ def _proposed_but_magic(cell: Cell) -> bool:
 
 
 def _all_checks(source: str) -> bool:
-    from ntdd.notebook.cell_code import to_python
-    from ntdd.notebook.checks import is_check
+    from ntdd.cells.cell_code import to_python
+    from ntdd.cells.checks import is_check
 
     try:
         return is_check(to_python(source).tree)

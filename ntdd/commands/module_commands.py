@@ -100,7 +100,8 @@ def _check_modules_current(
 def sync_command(args: argparse.Namespace) -> int:
     """`ntdd sync`: carry each pair's edits to the other side, or refuse saying why."""
     from ntdd.commands.export import mark_packages
-    from ntdd.commands.sync import SyncConflict, sync
+    from ntdd.commands.sync import sync
+    from ntdd.errors import SyncConflict
 
     out_dir, template, parameters = _settings(args)
     refused = failures = 0

@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ntdd.cells.cell_code import to_python
+from ntdd.cells.magics import MagicCall, installs
 from ntdd.commands.origin import Origin
-from ntdd.notebook.cell_code import to_python
-from ntdd.notebook.magics import MagicCall, installs
 from ntdd.values import Cell
 
 # PyPI's Linux wheels of these carry CUDA; a hosted runner installs PyTorch's CPU builds.

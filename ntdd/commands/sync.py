@@ -20,25 +20,14 @@ from pathlib import Path
 
 from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
 from ntdd.commands.export import read_existing
-from ntdd.errors import NotPythonError, NtddError
+from ntdd.errors import FileChangedError, FileWriteError, NotPythonError, NtddError, SyncConflict
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
 from ntdd.notebook import markers
-from ntdd.notebook.files import (
-    FileChangedError,
-    FileWriteError,
-    ensure_writable,
-    line_ending,
-    write_atomic,
-)
+from ntdd.notebook.files import ensure_writable, line_ending, write_atomic
 from ntdd.notebook.write import replace_sources
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
 from ntdd.values import Cell, Mark, Notebook, Plan, TestCell, TestKind
-
-
-class SyncConflict(NtddError):
-    """Both the notebook and the module changed since the last export, or an edit
-    cannot be written back exactly."""
 
 
 @dataclass(frozen=True)

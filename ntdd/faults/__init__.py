@@ -21,7 +21,7 @@
 
 Only `runs`, `forked` and `command` import pytest.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, ntdd.torch, pytest.
 """
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import sys
 from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from ntdd.defaults import LoadsPlugin
+from ntdd.errors import KernelDied, NtddTimeout, SetupError
 from ntdd.faults import creation
 from ntdd.faults.catalogue import FAULTS, Fault
 from ntdd.faults.children import import_torch_for, same_threads
@@ -33,10 +33,7 @@ from ntdd.faults.finding import Namespace, NotApplicable, Seen, handmade_models,
 from ntdd.faults.results import NO_TORCH, TIMED_OUT, FaultResult, Injected, Outcomes, judge
 from ntdd.faults.uses import DataUses, handed_names
 from ntdd.notebook.files import path_argument
-from ntdd.runtime.containment import KernelDied
-from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.settings import INJECTION
-from ntdd.runtime.timeout import NtddTimeout
 
 # Quiet, and the same in every run and every child of a forked run: no
 # terminal, no cache, no plugin that reorders tests, and output captured at
@@ -48,7 +45,6 @@ QUIET = (
     "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:randomly",
     "-p", "no:faulthandler", "-o", "addopts=", "-W", "ignore", "--capture=sys",
 )  # fmt: skip
-_SETUP_CELL = re.compile(r"\((setup cell \d+)(?:, id [^)]*)?\) raised (\w+)")
 
 
 class Recorder:
@@ -82,8 +78,9 @@ class Recorder:
         report = yield
         if call.excinfo is not None and _caused_by(call.excinfo.value, NtddTimeout):
             self._timed_out.add(test_name(item.nodeid))
-        if call.excinfo is not None and call.excinfo.errisinstance(SetupError):
-            self.outcomes.setup_errors[test_name(item.nodeid)] = _setup_cell(call.excinfo.value)
+        error = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(error, SetupError):
+            self.outcomes.setup_errors[test_name(item.nodeid)] = _setup_cell(error)
         died = _kernel_death(call.excinfo.value) if call.excinfo is not None else None
         if died is not None and not self.outcomes.died:
             self.outcomes.died = f"{died.call} in {test_name(item.nodeid)}"
@@ -103,7 +100,7 @@ def _caused_by(error: BaseException | None, kind: type[BaseException]) -> bool:
     """*error*, or an error it was raised from (a setup cell's, through SetupError), is *kind*."""
     while error is not None:
         if isinstance(error, kind) or (
-            isinstance(error, SetupError) and kind.__name__ in str(error)
+            isinstance(error, SetupError) and error.raised and issubclass(error.raised, kind)
         ):
             return True
         error = error.__cause__ or error.__context__
@@ -114,12 +111,10 @@ def test_name(nodeid: str) -> str:
     return nodeid.split("::", 1)[-1]
 
 
-def _setup_cell(error: BaseException) -> str:
-    """`setup cell 3 raised ZeroDivisionError`, from the runtime's message."""
-    found = _SETUP_CELL.search(str(error))
-    if found is None:
-        return str(error).splitlines()[0] if str(error) else type(error).__name__
-    return f"{found[1]} raised {found[2]}"
+def _setup_cell(error: SetupError) -> str:
+    """`setup cell 3 raised ZeroDivisionError`: the cell and the class it raised."""
+    raised = error.raised.__name__ if error.raised is not None else "an error"
+    return f"setup cell {error.index} raised {raised}"
 
 
 def run_session(
@@ -291,8 +286,8 @@ class FaultInjection:
 
 def _test_cells(notebook: Path | None) -> list[str]:
     """The notebook's test cells as Python, for what they hand to calls; none if unreadable."""
+    from ntdd.cells.cell_code import CellSyntaxError, to_python
     from ntdd.errors import NtddError
-    from ntdd.notebook.cell_code import CellSyntaxError, to_python
     from ntdd.notebook.markers import is_test_cell
     from ntdd.notebook.read import read_notebook
 

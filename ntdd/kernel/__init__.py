@@ -18,6 +18,6 @@ that `ntdd export` would write for it, against the kernel's live namespace;
 
 Nothing here imports torch, and nothing writes the notebook file.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, pytest, IPython. Never ntdd.plugin or ntdd.commands.
 """

@@ -28,7 +28,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import MagicArgumentParser
 from traitlets import Bool, List, Unicode
 
-from ntdd.errors import NtddError
+from ntdd.errors import NotebookTestFailure, NtddError
 from ntdd.kernel.cells import KernelTests, RanCell
 from ntdd.kernel.run import Outcome, defined_name, run_tests
 from ntdd.kernel.run import failed as run_failed
@@ -43,14 +43,6 @@ _RERUN_OPTIONS.add_argument("--live", action="store_true")
 _RERUN_OPTIONS.add_argument("-k", dest="keyword", metavar="EXPR")
 _RERUN_OPTIONS.add_argument("-x", dest="exitfirst", action="store_true")
 _RERUN_OPTIONS.add_argument("-v", dest="verbose", action="store_true")
-
-
-class NotebookTestFailure(Exception):
-    """A test run in the kernel failed: the cell errors, with pytest's report above it."""
-
-    def _render_traceback_(self) -> list[str]:
-        """One line: pytest's report, printed above, is the traceback worth reading."""
-        return [f"{type(self).__name__}: {self}"]
 
 
 class MarkTestCells:

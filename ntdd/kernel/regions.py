@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 
 from ntdd.format.locate import ModuleLayout
-from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime.devices import device_value
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.rewrite import compile_always_rewritten
 from ntdd.runtime.steps import TOP_LEVEL_AWAIT, remember_lines, show_last_value
+from ntdd.values import DEVICE
 
 
 class KernelRuntime(RegionCalls):

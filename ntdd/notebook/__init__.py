@@ -2,8 +2,9 @@
 
 Reading `.ipynb` and jupytext text notebooks into a `Notebook`, writing new
 cell sources back without changing another byte, the `# TEST` line's grammar,
-a cell's code as Python (IPython syntax, magics), and atomic file writes.
+where each cell's lines sit in the file, and atomic file writes. What a cell's
+code means as Python is `ntdd.cells`'.
 
-May import: the shared modules (ntdd._version, ntdd.errors, ntdd.values,
+May import: ntdd.cells and the shared modules (ntdd._version, ntdd.errors, ntdd.values,
 ntdd.parameters, ntdd.config, ntdd.defaults). Never pytest, jinja2 or torch.
 """

@@ -14,13 +14,13 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ntdd.errors import NotebookReadError, NtddError
+from ntdd.errors import (
+    FileChangedError,
+    FileWriteError,
+    NotebookReadError,
+    ReadOnlyError,
+)
 from ntdd.notebook.text import TEXT_SUFFIXES, has_jupytext_header, is_paired, jupytext_installed
-
-
-class ReadOnlyError(NtddError):
-    """A file ntdd would write is read-only."""
-
 
 SKIP_DIRS = frozenset({".ipynb_checkpoints", "__pycache__", "node_modules", ".git"})
 
@@ -144,14 +144,6 @@ def _walk(folder: Path) -> Iterator[Path]:
         for name in sorted(files):
             if name.endswith((".ipynb", *TEXT_SUFFIXES)) and is_notebook_file(Path(root) / name):
                 yield Path(root) / name
-
-
-class FileWriteError(NtddError):
-    """A file ntdd would write cannot be written: the disk, the folder or the name."""
-
-
-class FileChangedError(NtddError):
-    """A file changed on disk since it was read: writing would undo that change."""
 
 
 def check_results_file(path: Path, option: str, shown: str | None = None) -> None:

@@ -23,7 +23,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ntdd.notebook.cell_code import normalize_newlines
+from ntdd.cells.cell_code import normalize_newlines
 from ntdd.values import Cell, Mark
 
 _TEST_LINE = re.compile(r"#\s*TEST(?=$|[\s:@])\s*:?(?P<rest>.*)$")
@@ -153,8 +153,8 @@ def near_miss(cell: Cell) -> str | None:
 
 
 def _made_of_checks(source: str) -> bool:
-    from ntdd.notebook.cell_code import to_python
-    from ntdd.notebook.checks import is_check
+    from ntdd.cells.cell_code import to_python
+    from ntdd.cells.checks import is_check
 
     try:
         return is_check(to_python(source).tree)

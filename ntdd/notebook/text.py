@@ -23,17 +23,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ntdd.errors import NotebookReadError, NtddError
+from ntdd.errors import NotebookReadError, TextNotebookWriteError
 
 TEXT_SUFFIXES = (".py", ".md")
 _HEAD_LINES = 200  # a header longer than this is no jupytext header
 _JUPYTEXT_KEY = re.compile(r"\s*jupytext\s*:")
 _JUPYTEXT_VERSION, _FORMAT_VERSION = "jupytext_version:", "format_version:"  # header lines
 _BOM = "\ufeff"
-
-
-class TextNotebookWriteError(NtddError):
-    """A text notebook that jupytext would not write back as it is."""
 
 
 def has_jupytext_header(path: Path) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ntdd.errors import NtddError
+from ntdd.errors import NotebookWriteError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.text import TEXT_SUFFIXES, text_with_sources
 
@@ -24,10 +24,6 @@ _STYLES = [
     (indent, ascii_only) for indent in (1, 2, 4, "\t", 0, None) for ascii_only in (False, True)
 ]
 _BOM = "\ufeff"
-
-
-class NotebookWriteError(NtddError):
-    """A notebook that ntdd cannot update without changing bytes it should keep."""
 
 
 def replace_sources(path: Path, sources: Mapping[int, str], was: bytes | None = None) -> None:

@@ -7,7 +7,7 @@ templates in one pass. `build_module` composes read, plan and render; export,
 drift, sync, the pytest collector, the nbconvert exporter and the kernel
 extension all go through it.
 
-May import: the shared modules, ntdd.notebook, ntdd.format. Never pytest or torch.
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format. Never pytest or torch.
 """
 
 from __future__ import annotations

@@ -9,13 +9,15 @@ from __future__ import annotations
 import ast
 import contextlib
 
+from ntdd.cells import cell_code, cell_names, magics, wrapping
 from ntdd.format import names
 from ntdd.format.module import wrapped_body
 from ntdd.format.stale import content_hash
-from ntdd.notebook import cell_code, cell_names, magics, markers, wrapping
+from ntdd.notebook import markers
 from ntdd.parameters import TAG as PARAMETERS_TAG
 from ntdd.pipeline.end import end_test
 from ntdd.values import (
+    DEVICE,
     Cell,
     Mark,
     Notebook,
@@ -127,7 +129,7 @@ def _setup_cell(
     return SetupCell(
         cell,
         cell_code.normalize_newlines(cell.source),  # magics stay readable; the runtime transforms
-        assigns_device=cell_code.DEVICE in bound,
+        assigns_device=DEVICE in bound,
         expects_exception=markers.expects_exception(cell),
         eval_false=markers.not_evaluated(cell.source),
         inert=only is not None and magics.run_nothing(only),
@@ -184,7 +186,7 @@ def _planned_test_cell(
     ):
         return _broken(cell, registry, marker.title, problem, warnings, where)
     name = _claim(registry, _wanted_name(cell, marker.title), warnings, where)
-    uses = frozenset({name}) if cell_names.uses_name(python.tree, cell_code.DEVICE) else frozenset()
+    uses = frozenset({name}) if cell_names.uses_name(python.tree, DEVICE) else frozenset()
     return TestCell(
         cell,
         TestKind.CELL if reason else TestKind.STATEMENTS,
@@ -284,9 +286,9 @@ def _functions_cell(
         emitted.append(name)
         if name != node.name:
             renames.append((node.name, name))
-        if cell_names.uses_name(node, cell_code.DEVICE):
+        if cell_names.uses_name(node, DEVICE):
             uses.add(name)
-        if wrapping.takes_argument(node, cell_code.DEVICE):
+        if wrapping.takes_argument(node, DEVICE):
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
     _note_definitions(python.tree if code == python.code else code, seen)

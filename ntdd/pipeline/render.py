@@ -17,9 +17,10 @@ from typing import Any
 import jinja2
 
 from ntdd._version import __version__
+from ntdd.cells import cell_code
 from ntdd.errors import TemplateError
 from ntdd.format import module as fmt
-from ntdd.notebook import cell_code, markers
+from ntdd.notebook import markers
 from ntdd.notebook.files import relative_notebook_path
 from ntdd.pipeline.templates import MODULE_TEMPLATE, module_templates, template_dir
 from ntdd.values import ParametersCell, Plan, TestCell, TestKind

@@ -12,7 +12,7 @@ The package holds the session (its collection, run and report hooks), the
 notebook collector and its module cache, xdist scheduling, sharding, the
 job summary and the HTML report.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, ntdd.pipeline,
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline,
 ntdd.runtime, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
 ntdd.commands.
 """

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from ntdd.cells.cell_code import quiet_syntax_warnings, source_lines, to_python
+from ntdd.cells.cell_names import asserts_at_import, bound_names, import_time_reads
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import render_fingerprint
 from ntdd.format.paths import module_path
-from ntdd.notebook.cell_code import quiet_syntax_warnings, source_lines, to_python
-from ntdd.notebook.cell_names import asserts_at_import, bound_names, import_time_reads
 from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs

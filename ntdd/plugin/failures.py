@@ -28,7 +28,7 @@ from typing import Any
 import pluggy
 import pytest
 
-from ntdd.runtime.cursor import SetupError
+from ntdd.errors import SetupError
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 # Frames of ntdd, pytest and pluggy are the machinery around a notebook's code.
@@ -57,13 +57,14 @@ def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupErro
     own = _of_the_notebook(runtime, cause, cause.__traceback__) if cause is not None else None
     if cause is None or own is None:
         info = pytest.ExceptionInfo.from_exception(error)
-        shown = info.getrepr(style="value", chain=error.kind != "")
+        shown = info.getrepr(style="value", chain=not error.first)
         crash = shown.reprcrash
         if crash is not None:
             crash.path = runtime.cell_filename(error.index, error.cell_id)
             crash.lineno = 1
-            crash.message = f"{error.kind} in setup cell {error.index} (see {error.where})"
-        if not error.kind and cause is not None:  # the first test: the cause, no frame of it
+            raised = error.raised.__name__ if error.raised else "an error"
+            crash.message = f"{raised} in setup cell {error.index} (see {error.where})"
+        if error.first and cause is not None:  # the first test: the cause, no frame of it
             _show_alone(shown, cause, error.index)
         return shown
     cells = item.repr_failure(own)

@@ -21,10 +21,9 @@ from typing import Any
 
 import pytest
 
-from ntdd.errors import NtddError
+from ntdd.errors import NtddError, SetupError
 from ntdd.format.locate import CellLocation, TestRegion
 from ntdd.notebook.read import read_notebook
-from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 # The plugin that annotates failures itself, by the name it registers its reporter under.

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
+from ntdd.errors import SetupError
 from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
 from ntdd.plugin.smoke import NOTES as SMOKE_NOTES
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
-from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import settings_of

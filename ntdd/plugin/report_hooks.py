@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from ntdd.errors import SetupError
 from ntdd.format.locate import CellLocation
 from ntdd.plugin import beside_nbval, places
 from ntdd.plugin.failures import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
-from ntdd.runtime.cursor import SetupError
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()

@@ -6,7 +6,7 @@ runs magics with IPython's implementations, keeps a notebook's misbehaviour
 failure back to its cell. Generated modules import `NotebookRuntime` from
 here; that import path is part of the module format.
 
-May import: the shared modules, ntdd.notebook, ntdd.format, pytest. torch only
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, pytest. torch only
 inside functions.
 """
 

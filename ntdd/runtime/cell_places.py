@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
+from ntdd.cells.cell_code import to_python
+from ntdd.cells.cell_names import bound_names
 from ntdd.format.locate import TestRegion
-from ntdd.notebook.cell_code import to_python
-from ntdd.notebook.cell_names import bound_names
 from ntdd.notebook.positions import line_in_file
 from ntdd.runtime.notebook_cells import NotebookCells
 

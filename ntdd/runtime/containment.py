@@ -29,29 +29,11 @@ from typing import Any, NoReturn
 
 import pytest
 
+from ntdd.errors import KernelDied, NotebookExit, NotebookInterrupt
+
 _ctrl_c = False
 _previous_handler: Any = None
 _real_exit = os._exit
-
-
-class NotebookInterrupt(Exception):
-    """Notebook code raised KeyboardInterrupt itself; nobody pressed Ctrl-C."""
-
-
-class KernelDied(BaseException):
-    """Notebook code called `os._exit`: a kernel would die here.
-
-    A `BaseException`, so that `except Exception` in a cell, and a cell
-    tagged `raises-exception`, do not take it for an error a kernel survives.
-    """
-
-    def __init__(self, message: str, call: str) -> None:
-        super().__init__(message)
-        self.call = call  # `os._exit(0)`
-
-
-class NotebookExit(Exception):
-    """Notebook code called `pytest.exit()`: in a kernel, an ordinary exception."""
 
 
 @dataclass

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from ntdd.errors import SetupError
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime import pinning, smoke, steps
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback, recorded
@@ -33,24 +34,6 @@ from ntdd.runtime.isolation import change_cwd, forget, set_filters
 from ntdd.runtime.process_wide import close_figures
 from ntdd.runtime.settings import counts_of, injection_of
 from ntdd.runtime.steps import ParametersStep, SetupStep, TestStep
-
-
-class SetupError(Exception):
-    """A setup cell raised: the tests below it error, the first with its traceback."""
-
-    def __init__(
-        self,
-        message: str,
-        index: int = 0,
-        cell_id: str | None = None,
-        kind: str = "",
-        where: str = "",
-    ) -> None:
-        super().__init__(message)  # the message alone, as `str(error)` and a pickle read it
-        self.index = index  # the cell that raised, for reports that name it
-        self.cell_id = cell_id
-        self.kind = kind  # the class of the cell's exception, for a test below the first
-        self.where = where  # the test its traceback is shown under: "test_x"
 
 
 class NotebookCursor(DeviceRuns):
@@ -191,7 +174,7 @@ class NotebookCursor(DeviceRuns):
             run.failed = (step.index, e, self._first_needing)
             message = f": {e}" if str(e) else ""  # a bare `assert` has none
             text = f"{self._running} raised {type(e).__name__}{message}"
-            raise SetupError(text, step.index, step.id) from e
+            raise SetupError(text, step.index, step.id, type(e)) from e
         finally:
             self._running = ""
 
@@ -227,7 +210,7 @@ class NotebookCursor(DeviceRuns):
             f"its traceback is under {first}",
             step.index,
             step.id,
-            type(error).__name__,
+            type(error),
             where,
         )
 

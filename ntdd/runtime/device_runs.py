@@ -24,7 +24,6 @@ from typing import Any
 
 import pytest
 
-from ntdd.notebook.cell_code import DEVICE
 from ntdd.runtime import containment, processes, root_logger, steps
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.cell_places import CellPlaces
@@ -47,6 +46,7 @@ from ntdd.runtime.notes import note_at
 from ntdd.runtime.process_wide import Builtins, Matplotlib, as_a_kernel_has_them, patched_classes
 from ntdd.runtime.root_logger import RootLogger
 from ntdd.runtime.shell import ShellFactory, display
+from ntdd.values import DEVICE
 
 KERNEL_DOC = "Automatically created module for IPython interactive environment"  # a kernel's
 

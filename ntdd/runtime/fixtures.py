@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ntdd.notebook.cell_code import DEVICE
+from ntdd.values import DEVICE
 
 if TYPE_CHECKING:
     from ntdd.runtime.notebook_runtime import NotebookRuntime

@@ -35,7 +35,6 @@ from typing import Any
 
 import pytest
 
-from ntdd.notebook.cell_code import DEVICE
 from ntdd.notebook.markers import EVAL_FALSE
 from ntdd.runtime.cursor import NotebookCursor
 from ntdd.runtime.devices import device_unavailable, device_value
@@ -44,6 +43,7 @@ from ntdd.runtime.isolation import NotebookFilters
 from ntdd.runtime.process_wide import close_figures
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
+from ntdd.values import DEVICE
 
 __all__ = ["NotebookRuntime"]  # what generated modules import
 

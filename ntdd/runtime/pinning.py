@@ -18,8 +18,9 @@ import sys
 from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
-from ntdd.notebook.cell_code import DEVICE, to_python
-from ntdd.notebook.cell_names import assigned_names, bound_names
+from ntdd.cells.cell_code import to_python
+from ntdd.cells.cell_names import assigned_names, bound_names
+from ntdd.values import DEVICE
 
 
 class PinnedNames(MutableMapping[str, Any]):

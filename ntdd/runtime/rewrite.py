@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import pytest
 
-from ntdd.notebook.cell_code import future_first, quiet_syntax_warnings
-from ntdd.notebook.wrapping import catching_asserts
+from ntdd.cells.cell_code import future_first, quiet_syntax_warnings
+from ntdd.cells.wrapping import catching_asserts
 
 
 def compile_rewritten(

@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ntdd.notebook import magics
-from ntdd.notebook.cell_code import normalize_newlines
+from ntdd.cells import magics
+from ntdd.cells.cell_code import normalize_newlines
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
 from ntdd.runtime.steps import show_last_value

@@ -20,19 +20,12 @@ import types
 from collections.abc import Callable
 from typing import Any
 
-from ntdd.notebook import magics
-from ntdd.notebook.magics import MagicCall
+from ntdd.cells import magics
+from ntdd.cells.magics import MagicCall
+from ntdd.errors import CannotRunUnderTest, NotUnderNtdd
 from ntdd.runtime.notes import note
 
 _NO_VAR_EXPAND = "_ipython_magic_no_var_expand"  # IPython's MAGIC_NO_VAR_EXPAND_ATTR
-
-
-class UsageError(Exception):
-    """A magic IPython itself does not know: a kernel stops the cell there, and so does ntdd."""
-
-
-class CannotRunUnderTest(Exception):
-    """A magic in a test's code that ntdd cannot run: the code did not run, the test fails."""
 
 
 class RunsMagics:
@@ -124,6 +117,8 @@ class RunsMagics:
             return own
         spelled = MagicCall(name, line, "%" if kind == "line" else "%%").spelled
         if name.startswith("%"):
+            from IPython.core.error import UsageError  # a kernel's own, where it stops the cell
+
             raise UsageError(
                 f"{self._where()}: Line magic function `%{name}` not found "
                 "(a cell magic runs only on the first line of its cell)"
@@ -205,10 +200,6 @@ class RunsMagics:
             return str(DollarFormatter().vformat(cmd, args=[], kwargs=self.user_ns))
         except Exception:  # IPython leaves what it cannot format as it was
             return cmd
-
-
-class NotUnderNtdd(AttributeError):
-    """A part of a kernel's shell that a notebook under test has no stand-in for."""
 
 
 def not_under_ntdd(owner: str, name: str, real: type | None) -> NotUnderNtdd:

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ntdd.cells.cell_code import quiet_syntax_warnings, to_python
 from ntdd.config import Smoke
-from ntdd.notebook.cell_code import quiet_syntax_warnings, to_python
 from ntdd.runtime import steps
 from ntdd.runtime.settings import settings_of
 from ntdd.runtime.smoke_run import ACTIVE

@@ -27,19 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ntdd.cells.cell_code import future_first, quiet_syntax_warnings, source_lines, to_python
+from ntdd.cells.cell_names import bound_names
+from ntdd.errors import NtddTimeout
 from ntdd.format.locate import ModuleLayout, TestRegion
 from ntdd.notebook import markers
-from ntdd.notebook.cell_code import (
-    DEVICE,
-    future_first,
-    quiet_syntax_warnings,
-    source_lines,
-    to_python,
-)
-from ntdd.notebook.cell_names import bound_names
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime.containment import ctrl_c_pressed
-from ntdd.runtime.timeout import NtddTimeout
+from ntdd.values import DEVICE
 
 if TYPE_CHECKING:
     import asyncio

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import NoReturn
 
+from ntdd.errors import NtddTimeout
 from ntdd.runtime import wakeup
 
 IMPORT_GRACE = 60.0  # seconds a deadline waits for an import under way to finish
@@ -48,10 +49,6 @@ _IMPORT_FILES = frozenset(
     {"<frozen importlib._bootstrap>", "<frozen importlib._bootstrap_external>"}
 )
 __tracebackhide__ = True  # pytest leaves ntdd's frames out: the reader needs the cell's line
-
-
-class NtddTimeout(BaseException):
-    """A test, or the cells it needed, ran past its deadline."""
 
 
 def _no_cell(frame: FrameType) -> str | None:

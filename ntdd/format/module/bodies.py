@@ -13,8 +13,9 @@ import ast
 import re
 from dataclasses import dataclass
 
+from ntdd.cells import cell_code
 from ntdd.errors import NtddError
-from ntdd.notebook import cell_code, markers
+from ntdd.notebook import markers
 from ntdd.values import Mark
 
 # Lines ntdd adds inside test regions, each saying why.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from ntdd.notebook.cell_names import module_level_nodes
+from ntdd.cells.cell_names import module_level_nodes
 
 
 def module_only(tree: ast.Module) -> str | None:

@@ -19,9 +19,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ntdd.notebook.magics import ESCAPES, MagicCall
-
-DEVICE = "device"
+from ntdd.cells.magics import ESCAPES, MagicCall
 
 
 @dataclass(frozen=True)
