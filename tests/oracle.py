@@ -178,6 +178,39 @@ def ntdd_verdicts(reprec: pytest.HookRecorder) -> dict[str, bool]:
     return verdicts
 
 
+def junit_verdicts(junit: Path) -> dict[str, dict[str, bool]]:
+    """Notebook file name -> test name -> whether it raised, from a run's JUnit XML,
+    as `ntdd_verdicts` reads a run's reports."""
+    found: dict[str, dict[str, bool]] = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        file = re.sub(r"^.*\.(?=[^.]+\.ipynb$)", "", case.get("classname", ""))
+        verdicts = found.setdefault(file, {})
+        name = re.sub(r"\[.*\]$", "", case.get("name", ""))
+        skipped = case.find("skipped")
+        xfailed = skipped is not None and skipped.get("type") == "pytest.xfail"
+        if case.find("failure") is not None or case.find("error") is not None or xfailed:
+            verdicts[name] = True
+        elif skipped is None:
+            verdicts.setdefault(name, False)
+    return found
+
+
+def ntdd_run(pytester: pytest.Pytester, *args: str, in_a_process: bool) -> dict[str, bool]:
+    """Test name -> whether it raised, from `pytest *args` (with ntdd's plugin only).
+
+    *in_a_process*: in a pytest process of its own, as a user's run is. A
+    notebook that imports matplotlib needs one: once an in-process run has put
+    `sys.modules` back, matplotlib's extension modules cannot be imported again
+    in this process, and the next run's figures fail in them.
+    """
+    options = ("-p", "no:cacheprovider", "-p", "no:randomly")
+    if not in_a_process:
+        return ntdd_verdicts(pytester.inline_run(*options, *args))
+    junit = pytester.path / "verdicts.xml"
+    pytester.runpytest_subprocess(*options, f"--junitxml={junit}", *args)
+    return {name: v for tests in junit_verdicts(junit).values() for name, v in tests.items()}
+
+
 def as_tests(nb: Any, every: int = 1) -> Any:
     """A copy of *nb* in which every *every*-th code cell is a `# TEST` cell.
 
@@ -265,10 +298,8 @@ def assert_ntdd_agrees_with_a_kernel(
     for name in only_under_ntdd:
         assert kernel[name] is False
         kernel[name] = True
-    run = pytester.inline_run("-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", str(path))
-    assert ntdd_verdicts(run) == kernel
+    in_a_process = "matplotlib" in path.read_text(encoding="utf-8")  # see `ntdd_run`
+    assert ntdd_run(pytester, "--ntdd", str(path), in_a_process=in_a_process) == kernel
     assert ntdd_main(["export", str(path)]) == 0
-    exported = pytester.inline_run(
-        "-p", "no:cacheprovider", "-p", "no:randomly", str(module_path(path))
-    )
-    assert ntdd_verdicts(exported) == kernel
+    exported = ntdd_run(pytester, str(module_path(path)), in_a_process=in_a_process)
+    assert exported == kernel

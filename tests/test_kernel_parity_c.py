@@ -18,7 +18,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import export, make_notebook
-from oracle import assert_ntdd_agrees_with_a_kernel, kernel_verdicts
+from oracle import assert_ntdd_agrees_with_a_kernel, junit_verdicts, kernel_verdicts
 
 from ntdd.runtime import steps
 
@@ -140,17 +140,20 @@ def _session(pytester: pytest.Pytester) -> list[Path]:
     return [_write(folder, FIRST, "a_first.ipynb"), _write(folder, SECOND, "b_second.ipynb")]
 
 
-def _by_notebook(reprec: pytest.HookRecorder) -> dict[str, dict[str, bool]]:
-    """Notebook file name -> test name -> whether it raised, from one run of several."""
-    found: dict[str, dict[str, bool]] = {}
-    for report in reprec.getreports("pytest_runtest_logreport"):
-        file, _, name = report.nodeid.partition("::")
-        verdicts = found.setdefault(Path(file).name, {})
-        if report.failed:
-            verdicts[name] = True
-        elif report.passed and report.when == "call":
-            verdicts.setdefault(name, False)
-    return found
+def _by_notebook(pytester: pytest.Pytester, paths: list[Path]) -> dict[str, dict[str, bool]]:
+    """Notebook file name -> test name -> whether it raised, from one `pytest --ntdd` of
+    all *paths*, in a process of its own (they import matplotlib: see `oracle.ntdd_run`)."""
+    junit = pytester.path / "verdicts.xml"
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "--ntdd",
+        f"--junitxml={junit}",
+        *map(str, paths),
+    )
+    return junit_verdicts(junit)
 
 
 @pytest.mark.slow
@@ -161,19 +164,13 @@ def test_a_notebook_after_another_gets_the_verdict_it_gets_alone(
     paths = _session(pytester)
     alone = {path.name: kernel_verdicts(path) for path in paths}
     assert not any(alone["b_second.ipynb"].values()), alone
-    run = pytester.inline_run(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", *map(str, paths)
-    )
-    assert _by_notebook(run) == alone
+    assert _by_notebook(pytester, paths) == alone
 
 
 def test_a_notebook_after_another_starts_as_in_a_fresh_kernel(pytester: pytest.Pytester) -> None:
     """The same, without the kernels: the second notebook passes after the first."""
     paths = _session(pytester)
-    run = pytester.inline_run(
-        "-p", "no:cacheprovider", "-p", "no:randomly", "--ntdd", *map(str, paths)
-    )
-    assert _by_notebook(run) == {
+    assert _by_notebook(pytester, paths) == {
         "a_first.ipynb": {"test_its_own_patch": False, "test_its_rcparams": False},
         "b_second.ipynb": {
             "test_the_patched_method_works": False,
