@@ -206,6 +206,51 @@ def test_a_percent_text_notebook_is_marked_through_jupytext(
     )
 
 
+def _pair(folder: Path, cells: list[str]) -> tuple[Path, Path]:
+    """A jupytext pair, `nb.ipynb` and `nb.py`, holding *cells*, as jupytext writes it."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "P", "language": "python"}
+    notebook.metadata["jupytext"] = {"formats": "ipynb,py:percent"}
+    ipynb, text = folder / "nb.ipynb", folder / "nb.py"
+    nbformat.write(notebook, str(ipynb))
+    jupytext.write(notebook, str(text), fmt="py:percent")
+    return ipynb, text
+
+
+def _sources(path: Path) -> list[str]:
+    return [c.source for c in jupytext.read(str(path)).cells]
+
+
+@pytest.mark.parametrize("named", [["."], ["nb.py"], ["nb.py", "nb.ipynb"]])
+def test_both_files_of_a_jupytext_pair_get_the_line_whichever_is_named(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    named: list[str],
+) -> None:
+    """One notebook in two files: marked once, and the pair still reads as one notebook."""
+    ipynb, text = _pair(tmp_path, ["x = 1", "assert x == 1"])
+    monkeypatch.chdir(tmp_path)
+    code, _, err = mark(capsys, "--write", *named)
+    assert code == 0
+    assert _sources(ipynb) == _sources(text) == ["x = 1", "# TEST\nassert x == 1"]
+    assert err.count("cell 2 marked") == 1
+    assert "nb.ipynb (and nb.py, paired): cell 2 marked" in err
+
+
+def test_a_pair_whose_files_hold_different_cells_is_left_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Marking one side of a pair that has drifted would make jupytext choose a winner."""
+    ipynb, text = _pair(tmp_path, ["x = 1", "assert x == 1"])
+    text.write_text(text.read_text(encoding="utf-8") + "\n# %%\nassert x > 0\n", "utf-8")
+    before = (sha(ipynb), sha(text))
+    code, out, err = mark(capsys, "--write", str(ipynb))
+    assert code == 2 and out == ""
+    assert "a jupytext pair, hold different cells" in err and "jupytext --sync" in err
+    assert (sha(ipynb), sha(text)) == before
+
+
 # -- the marked notebook under pytest --------------------------------------------------
 
 

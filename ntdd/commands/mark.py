@@ -15,7 +15,11 @@ file is read back: it must hold the same cells, the marked ones with the
 line added, each now a test; else the notebook is refused.
 
 The diff goes to stdout (`git apply` takes it); `--write` writes it,
-atomically, into a notebook that still holds the bytes read.
+atomically, into a notebook that still holds the bytes read. A jupytext pair
+(`nb.ipynb` and its `nb.py` or `nb.md`) is one notebook in two files: both get
+the same lines, so that the pair stays in sync, whichever of them was named;
+a pair whose files hold different cells is refused (jupytext would have to
+choose which one wins).
 """
 
 from __future__ import annotations
@@ -68,12 +72,19 @@ def mark_command(args: argparse.Namespace) -> int:
     except NtddError as e:
         print_error(e, args.debug)
         return BAD_INPUT
+    done_with: set[Path] = set()
     for path in paths:
+        files = pair_of(path)
+        if done_with.intersection(files):
+            continue  # the other file of a pair already named
+        done_with.update(files)
         found += 1
         try:
-            proposal = propose(path)
-            if proposal.after is not None and args.write:
-                write_atomic(path, proposal.after, was=proposal.before)
+            proposals = [propose(file) for file in files]
+            _ensure_the_same(proposals)
+            for proposal in proposals:
+                if proposal.after is not None and args.write:
+                    write_atomic(proposal.path, proposal.after, was=proposal.before)
         except NotPythonError as e:
             print(f"ntdd: {path}: a {e.language!r} notebook; not marked", file=sys.stderr)
             continue
@@ -81,16 +92,43 @@ def mark_command(args: argparse.Namespace) -> int:
             print_error(e, args.debug)
             failures += 1
             continue
-        for line in proposal.refused:
+        first = proposals[0]
+        for line in first.refused:
             print(f"ntdd: {line}", file=sys.stderr)
-        refused += len(proposal.refused)
-        if proposal.after is None:
+        refused += len(first.refused)
+        if first.after is None:
             continue
         proposed += 1
-        sys.stdout.write(proposal.diff())
+        for proposal in proposals:
+            sys.stdout.write(proposal.diff())
         done = "marked" if args.write else "to mark"
-        print(f"ntdd: {path}: {_cells(proposal.cells)} {done}", file=sys.stderr)
+        paired = f" (and {', '.join(f.name for f in files[1:])}, paired)" if files[1:] else ""
+        print(f"ntdd: {files[0]}{paired}: {_cells(first.cells)} {done}", file=sys.stderr)
     return _exit_code(found, failures, proposed, refused, args.write)
+
+
+def pair_of(path: Path) -> list[Path]:
+    """*path*'s files as one notebook: a jupytext pair's `.ipynb` first, then its text
+    notebooks (those with jupytext's header); *path* alone for a notebook unpaired."""
+    from ntdd.notebook.text import TEXT_SUFFIXES, has_jupytext_header
+
+    ipynb = path.with_suffix(".ipynb")
+    if path.suffix != ".ipynb" and not ipynb.is_file():
+        return [path]
+    texts = [p for p in map(ipynb.with_suffix, TEXT_SUFFIXES) if has_jupytext_header(p)]
+    return [ipynb, *texts] if texts else [path]
+
+
+def _ensure_the_same(proposals: list[Proposal]) -> None:
+    """The files of a pair get the same lines, in the same cells; else neither is marked."""
+    first = proposals[0]
+    for other in proposals[1:]:
+        if (other.cells, len(other.refused)) != (first.cells, len(first.refused)):
+            raise MarkRefused(
+                f"{first.path} and {other.path}, a jupytext pair, hold different cells "
+                "(one was edited since they were last synced); sync them first "
+                f"(`jupytext --sync {first.path}`, or open it in Jupyter); not marked"
+            )
 
 
 def _exit_code(found: int, failures: int, proposed: int, refused: int, written: bool) -> int:
