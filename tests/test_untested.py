@@ -101,7 +101,12 @@ def test_each_notebook_without_tests_is_one_test_that_runs_it_to_the_end(
     notebook(TESTED, name="tested.ipynb")
     result = run(pytester, "--ntdd", "--ntdd-run-untested", "-v", ".")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines([f"a.ipynb::{END} PASSED*", "tested.ipynb::test_x_is_one PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            f"a.ipynb::{END} PASSED - Runs cell* every cell of this notebook without tests*",
+            "tested.ipynb::test_x_is_one PASSED*",
+        ]
+    )
     assert f"tested.ipynb::{END}" not in result.stdout.str()  # a tested notebook is as it was
 
 

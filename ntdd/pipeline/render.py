@@ -143,6 +143,7 @@ def _end_view(plan: Plan) -> dict[str, Any] | None:
         "decorators": marks + ([fmt.USES_DEVICE] if plan.uses_device else []),
         "name": end.name,
         "cells": _cell_list(end.cells),
+        "alone": not plan.tests,  # a notebook without tests, run as one (--ntdd-run-untested)
     }
 
 
