@@ -185,6 +185,27 @@ def test_vscode_runs_picked_tests_and_shows_a_failure_in_the_notebooks_terms(
 
 
 @pytest.mark.slow
+def test_vscode_discovers_and_runs_a_notebooks_parametrized_tests(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The adapter groups a parametrized test by cutting its node id at `.py`, and failed
+    the whole tree on a notebook's: each variant is a test of its own under its notebook."""
+    cells = [
+        "import pytest\nx = 1",
+        "# TEST\n@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    assert n == x",
+    ]
+    nb = write_notebook(pytester.path / "nb.ipynb", cells)
+    payload = discover(pytester, monkeypatch, "--ntdd", "nb.ipynb")
+    assert (payload["status"], payload["error"]) == ("success", [])
+    found = tree_tests(payload)
+    picked = [f"{nb}::test_n[1]", f"{nb}::test_n[2]"]
+    assert set(found) == collected(pytester, "nb.ipynb") >= set(picked)
+    assert all(parents[-1] == "nb.ipynb" for _, parents in found.values())
+    ran = outcomes(run_ids(pytester, picked))
+    assert {k: v["outcome"] for k, v in ran.items()} == {picked[0]: "success", picked[1]: "failure"}
+
+
+@pytest.mark.slow
 def test_vscode_runs_with_coverage_of_the_notebooks_lines(pytester: pytest.Pytester) -> None:
     pytester.makepyprojecttoml('[tool.coverage.run]\nplugins = ["ntdd.coverage"]\n')
     cells = ["x = 1\nif x == 2:\n    never = True", "# TEST: x is one\nassert x == 1"]

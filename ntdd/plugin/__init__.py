@@ -185,6 +185,10 @@ def pytest_configure(config: pytest.Config) -> None:
         from ntdd.plugin.session import NtddSession
 
         config.pluginmanager.register(NtddSession(config, _settings(config)), "ntdd-session")
+        if config.pluginmanager.has_plugin("vscode_pytest"):
+            from ntdd.plugin.beside_vscode import VariantsAsTests
+
+            config.pluginmanager.register(VariantsAsTests(), "ntdd-beside-vscode")
     else:
         config.pluginmanager.register(Dormant(), "ntdd-dormant")
     _register_scale_plugins(config)
