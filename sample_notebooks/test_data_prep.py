@@ -2,9 +2,9 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
-# ntdd-render: 9a6bcbdf26d42e85
+# ntdd-render: ad72a9062a71fb46
 # ntdd-markers: 8
-# ntdd-frame: 1f58ad91a586c006
+# ntdd-frame: 4b95002185ef264a
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""

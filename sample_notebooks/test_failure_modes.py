@@ -2,9 +2,9 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
-# ntdd-render: 9a6bcbdf26d42e85
+# ntdd-render: ad72a9062a71fb46
 # ntdd-markers: 19
-# ntdd-frame: b17872d468b221cf
+# ntdd-frame: 50c52fa92f12b685
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""

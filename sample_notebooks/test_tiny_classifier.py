@@ -2,9 +2,9 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
-# ntdd-render: 9a6bcbdf26d42e85
+# ntdd-render: ad72a9062a71fb46
 # ntdd-markers: 9
-# ntdd-frame: 376bba925663864a
+# ntdd-frame: a862136d4563678b
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""

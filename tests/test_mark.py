@@ -238,12 +238,20 @@ def test_both_files_of_a_jupytext_pair_get_the_line_whichever_is_named(
     assert "nb.ipynb (and nb.py, paired): cell 2 marked" in err
 
 
+@pytest.mark.parametrize(
+    "edit",
+    [("", "\n# %%\nassert x > 0\n"), ("x = 1", "x = 2")],
+    ids=["a check added", "a setup cell edited"],
+)
 def test_a_pair_whose_files_hold_different_cells_is_left_alone(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: tuple[str, str]
 ) -> None:
     """Marking one side of a pair that has drifted would make jupytext choose a winner."""
     ipynb, text = _pair(tmp_path, ["x = 1", "assert x == 1"])
-    text.write_text(text.read_text(encoding="utf-8") + "\n# %%\nassert x > 0\n", "utf-8")
+    old, new = edit
+    drifted = text.read_text(encoding="utf-8")
+    drifted = drifted.replace(old, new) if old else drifted + new
+    text.write_text(drifted, "utf-8")
     before = (sha(ipynb), sha(text))
     code, out, err = mark(capsys, "--write", str(ipynb))
     assert code == 2 and out == ""

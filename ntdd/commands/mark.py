@@ -51,6 +51,7 @@ class Proposal:
     after: bytes | None  # None: nothing to mark
     cells: tuple[int, ...] = ()  # the cells marked, by number
     refused: tuple[str, ...] = ()  # one line for each cell left alone: which, and why
+    read: tuple[tuple[str, str], ...] = ()  # each cell as read: its type and source
 
     def diff(self) -> str:
         if self.after is None:
@@ -120,10 +121,10 @@ def pair_of(path: Path) -> list[Path]:
 
 
 def _ensure_the_same(proposals: list[Proposal]) -> None:
-    """The files of a pair get the same lines, in the same cells; else neither is marked."""
+    """The files of a pair hold the same cells, and get the same lines; else neither is marked."""
     first = proposals[0]
     for other in proposals[1:]:
-        if (other.cells, len(other.refused)) != (first.cells, len(first.refused)):
+        if other.read != first.read:
             raise MarkRefused(
                 f"{first.path} and {other.path}, a jupytext pair, hold different cells "
                 "(one was edited since they were last synced); sync them first "
@@ -160,11 +161,12 @@ def propose(path: Path) -> Proposal:
         elif _proposed(cell):
             sources[cell.index] = marked(cell.source)
     refused += _not_tests(notebook, sources)
+    read = tuple((cell.cell_type, cell.source) for cell in notebook.cells)
     if not sources:
-        return Proposal(path, before, None, refused=tuple(refused))
+        return Proposal(path, before, None, refused=tuple(refused), read=read)
     after = with_sources(path, sources, before)
     _ensure_reads_back(path, notebook, sources, notebook_of_bytes(after, path))
-    return Proposal(path, before, after, tuple(sorted(sources)), tuple(refused))
+    return Proposal(path, before, after, tuple(sorted(sources)), tuple(refused), read)
 
 
 def marked(source: str) -> str:
