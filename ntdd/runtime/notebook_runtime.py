@@ -30,16 +30,19 @@ from __future__ import annotations
 import contextlib
 import sys
 import warnings
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 
+from ntdd.format.stale import older_format
 from ntdd.notebook.markers import EVAL_FALSE
 from ntdd.runtime.cursor import NotebookCursor
 from ntdd.runtime.devices import device_unavailable, device_value
-from ntdd.runtime.fixtures import device_under_test, module_fixtures
+from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.isolation import NotebookFilters
+from ntdd.runtime.notebook_cells import _relative_to_cwd
 from ntdd.runtime.process_wide import close_figures
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
@@ -51,10 +54,15 @@ __all__ = ["NotebookRuntime"]  # what generated modules import
 class NotebookRuntime(NotebookCursor, RegionCalls):
     """Runs one notebook's cells in the namespace of its generated module."""
 
-    def fixtures(self) -> tuple[Callable[..., Any], ...]:
-        """What the module binds for pytest: `pytest_generate_tests`, the `device`
-        fixture, and the fixtures that run the cells (`ntdd.runtime.fixtures`)."""
-        return module_fixtures(self)
+    def fixtures(self) -> NoReturn:
+        """What a module of ntdd's format 7 or before called for its fixtures (they are
+        imported now, `ntdd.runtime.fixtures`): it says, as `ntdd export --check` does,
+        that it is stale, and to export it again."""
+        __tracebackhide__ = True
+        from ntdd._version import __version__
+
+        module = Path(self.namespace.get("__file__") or self.filename)
+        pytest.fail(older_format(Path(_relative_to_cwd(module)), __version__), pytrace=False)
 
     def parametrize_devices(self, metafunc: pytest.Metafunc) -> None:
         """Tests that use `device` run once per device of `--ntdd-devices`.
@@ -70,7 +78,7 @@ class NotebookRuntime(NotebookCursor, RegionCalls):
         """The value a `device` test gets: a `torch.device`, or the name without torch."""
         return device_value(self._device_of(request.node, request.config))
 
-    def test(self, request: pytest.FixtureRequest) -> Iterator[None]:
+    def run_cells_up_to(self, request: pytest.FixtureRequest) -> Iterator[None]:
         """Around each test: the notebook run up to the test's cell, for its device.
 
         A generator for the module's autouse fixture (`yield from`), so that
