@@ -9,7 +9,7 @@ one set of functions serves every module.
 A test that uses `device` runs once per device, each a test of its own
 (`test_x[cpu]`, `test_x[cuda]`), but its device is no pytest parameter: the
 device's run of the notebook is ntdd's (each device has its own kernel, as
-`device_runs` holds it), so the item keeps it (`device_under_test`). Tools
+`ntdd.runtime.kernel` holds it), so the item keeps it (`device_under_test`). Tools
 that group a parametrized test under its function find that function by
 cutting the node id at `.py` (VS Code's Python extension does), and a
 notebook's node id has no `.py`: its device variants are plain tests to
