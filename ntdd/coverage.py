@@ -74,8 +74,8 @@ class _CellTracer(coverage.FileTracer):
         return str(source) if source else None
 
     def line_number_range(self, frame: FrameType) -> tuple[int, int]:
-        runtime = frame.f_globals.get("__ntdd__")
-        where = getattr(runtime, "line_in_file", None)
+        cells = getattr(frame.f_globals.get("__ntdd__"), "cells", None)
+        where = getattr(cells, "line_in_file", None)
         line = where(frame.f_code.co_filename, frame.f_lineno) if where is not None else None
         if line is None or line in _shared(frame.f_globals.get("__ntdd_file_lines__", ())):
             return (-1, -1)

@@ -2,9 +2,9 @@
 # ntdd-source: data_prep.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:89c7ebe2d28f1f9b03547bea5d4c7578e89206c4465c004c62db1add00cb38d8
-# ntdd-render: ad72a9062a71fb46
+# ntdd-render: bf08c823e004d65c
 # ntdd-markers: 8
-# ntdd-frame: 4b95002185ef264a
+# ntdd-frame: edb61d731f5d5660
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook data_prep.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""
@@ -20,7 +20,7 @@ __ntdd__ = NotebookRuntime(globals(), notebook='data_prep.ipynb', uses_device=Fa
 
 # %% ntdd fixtures
 # `device`, and the fixtures that run the notebook's cells up to each test's cell:
-pytest_generate_tests, _ntdd_device, _ntdd_notebook, _ntdd_cells = __ntdd__.fixtures()
+from ntdd.runtime.fixtures import pytest_generate_tests, device as _ntdd_device, _ntdd_notebook, _ntdd_cells
 
 
 # %% ntdd setup: cell 2, id 7e5d04ef

@@ -2,9 +2,9 @@
 # ntdd-source: failure_modes.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:bc317de070bc5a04a0b8060a81b7e6dd55586de882de83e514760ec847432d12
-# ntdd-render: ad72a9062a71fb46
+# ntdd-render: bf08c823e004d65c
 # ntdd-markers: 19
-# ntdd-frame: 50c52fa92f12b685
+# ntdd-frame: 2c5207e496958a42
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook failure_modes.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""
@@ -20,7 +20,7 @@ __ntdd__ = NotebookRuntime(globals(), notebook='failure_modes.ipynb', uses_devic
 
 # %% ntdd fixtures
 # `device`, and the fixtures that run the notebook's cells up to each test's cell:
-pytest_generate_tests, _ntdd_device, _ntdd_notebook, _ntdd_cells = __ntdd__.fixtures()
+from ntdd.runtime.fixtures import pytest_generate_tests, device as _ntdd_device, _ntdd_notebook, _ntdd_cells
 
 
 # %% ntdd setup: cell 2, id 9deae2d9

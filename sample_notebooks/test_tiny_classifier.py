@@ -2,9 +2,9 @@
 # ntdd-source: tiny_classifier.ipynb
 # ntdd-version: 0.1.0
 # ntdd-hash: sha256:42f3e9fd0b69d155c271a379052775cf853eeb213c878b07cc0832f5914757bb
-# ntdd-render: ad72a9062a71fb46
+# ntdd-render: bf08c823e004d65c
 # ntdd-markers: 9
-# ntdd-frame: a862136d4563678b
+# ntdd-frame: 960c02f422d42bca
 # ruff: noqa  (the tests read the notebook's names, which linters cannot see)
 """Tests of the notebook tiny_classifier.ipynb, written by ntdd: each test sees
 the notebook as Jupyter's Run All leaves it at the test's cell (see `ntdd.runtime`)."""
@@ -20,7 +20,7 @@ __ntdd__ = NotebookRuntime(globals(), notebook='tiny_classifier.ipynb', uses_dev
 
 # %% ntdd fixtures
 # `device`, and the fixtures that run the notebook's cells up to each test's cell:
-pytest_generate_tests, _ntdd_device, _ntdd_notebook, _ntdd_cells = __ntdd__.fixtures()
+from ntdd.runtime.fixtures import pytest_generate_tests, device as _ntdd_device, _ntdd_notebook, _ntdd_cells
 
 
 # %% ntdd setup: cell 2, id 2d3a2959

@@ -230,3 +230,61 @@ def test_every_exception_and_warning_a_user_meets_is_in_errors_and_exported() ->
     defined = _exception_classes(PACKAGE / "errors.py")
     assert defined <= set(ntdd.__all__)
     assert all(getattr(ntdd, name).__module__ == "ntdd.errors" for name in defined)
+
+
+def _runtime_imports() -> dict[str, set[str]]:
+    """Each module of ntdd.runtime, and the modules of ntdd.runtime it imports (anywhere,
+    under `TYPE_CHECKING` too: a circle read only by the type checker is one still)."""
+    folder = PACKAGE / "runtime"
+    names = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+    graph: dict[str, set[str]] = {}
+    for name in names:
+        tree = ast.parse((folder / f"{name}.py").read_text(encoding="utf-8"))
+        found: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "ntdd.runtime":
+                found |= {alias.name for alias in node.names if alias.name in names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+                "ntdd.runtime."
+            ):
+                found.add((node.module or "").split(".")[2])
+        graph[name] = found - {name}
+    return graph
+
+
+def test_the_runtime_s_modules_import_each_other_in_one_direction() -> None:
+    """The runtime is composed parts (`CellMap`, `Kernel`, the `NotebookRuntime` facade over
+    them): no module of it imports one that imports it back."""
+    graph = _runtime_imports()
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for name in graph[start] - seen:
+            seen.add(name)
+            if name == goal or reaches(name, goal, seen):
+                return True
+        return False
+
+    circles = sorted(name for name in graph if reaches(name, name, set()))
+    assert not circles, f"these modules of ntdd.runtime are in an import circle: {circles}"
+
+
+def test_the_rooms_of_the_runtime() -> None:
+    """What is fixed once a module is imported (`cell_map`), one device's kernel (`kernel`),
+    the facade a generated module holds (`notebook_runtime`), and the protocol the pytest
+    side reads any runtime through (`protocol`), which the kernel extension answers too."""
+    graph = _runtime_imports()
+    assert "notebook_runtime" not in graph["kernel"] | graph["cell_map"]
+    assert "kernel" not in graph["cell_map"]
+    assert graph["protocol"] <= {"cell_map"}
+
+
+def test_the_pytest_side_reads_a_runtime_only_through_its_protocol() -> None:
+    """No module of ntdd.plugin imports the runtime's classes: it asks `__ntdd__` what the
+    `Runtime` protocol says, whichever runtime a module holds."""
+    wrong = {
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in modules("plugin")
+        for name in imports(path)
+        if name in ("ntdd.runtime.notebook_runtime", "ntdd.runtime.kernel", "ntdd.kernel.regions")
+    }
+    assert not wrong

@@ -29,6 +29,7 @@ from ntdd.format.module import (
     region_sha,
     without_version,
 )
+from ntdd.format.stale import renders_differently
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
 from ntdd.values import Plan
@@ -251,10 +252,5 @@ def explain(drift: Drift, version: str) -> str | None:
         reasons.append("stale: the notebook's setup cells changed")
     if not reasons:
         header = drift.header
-        made_by = header.version if header else "?"
-        reasons.append(
-            f"stale: written by ntdd {made_by}, and ntdd {version} writes it differently"
-            if made_by != version
-            else "stale: the template renders it differently now"
-        )
+        reasons.append(renders_differently(header.version if header else "?", version))
     return "; ".join(reasons)

@@ -58,6 +58,26 @@ def stale_reason(module: Path, notebook: Path) -> str | None:
     return pair_moved_on(notebook, cells)
 
 
+def renders_differently(made_by: str, version: str) -> str:
+    """Why a module of the notebook's current cells is stale all the same: ntdd writes it
+    otherwise now (another version, another format or template)."""
+    if made_by != version:
+        return f"stale: written by ntdd {made_by}, and ntdd {version} writes it differently"
+    return "stale: the template renders it differently now"
+
+
+def older_format(module: Path, version: str) -> str:
+    """What a module of an older format says as it is imported: the reason `ntdd export
+    --check` gives for it, and what to do. Its text is the notebook's: nothing is lost."""
+    try:
+        with module.open(encoding="utf-8") as f:
+            header = parse_header(f.read(_HEAD_CHARS))
+    except (OSError, UnicodeDecodeError):
+        header = None
+    reason = renders_differently(header.version if header else "?", version)
+    return f"{module}: {reason}; run `ntdd export` again"
+
+
 def pair_moved_on(notebook: Path, cells: tuple[Cell, ...]) -> str | None:
     """A jupytext pair whose text file, saved after the `.ipynb`, holds other cells:
     jupytext (and `pytest --ntdd`) read those, not the ones exported."""

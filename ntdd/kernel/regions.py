@@ -16,11 +16,14 @@ import inspect
 import linecache
 import threading
 from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ntdd.format.locate import ModuleLayout
+from ntdd.runtime.cell_map import CellMap
+from ntdd.runtime.containment import streams_kept_open
 from ntdd.runtime.devices import device_value
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.rewrite import compile_always_rewritten
@@ -31,13 +34,24 @@ from ntdd.values import DEVICE
 class KernelRuntime(RegionCalls):
     """One kernel's test regions, and the calls they make into ntdd."""
 
+    ends_the_process = False  # the process is the user's kernel: never ended
+    points_at_cells = False  # pytest's reports as they are: the cells are the live kernel's
+
     def __init__(self, namespace: dict[str, Any], notebook: str) -> None:
         self.namespace = namespace
         self.display_path = notebook
-        self.filename = f"{notebook} (ntdd, in the kernel)"  # no <...>: pytest would hide it
-        self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
+        filename = f"{notebook} (ntdd, in the kernel)"  # no <...>: pytest would hide it
+        self.cells = CellMap(namespace, Path(notebook), filename, display_path=notebook)
+        self.cells.layout = ModuleLayout([])
         self._lines: list[str] = []
-        self.layout = ModuleLayout([])
+
+    @property
+    def filename(self) -> str:
+        return self.cells.filename
+
+    @property
+    def layout(self) -> ModuleLayout:
+        return self.cells.layout
 
     # -- the virtual module ------------------------------------------------
 
@@ -47,7 +61,7 @@ class KernelRuntime(RegionCalls):
         self._lines += [f"{marker}\n", *(f"{line}\n" for line in region.split("\n")), "\n"]
         text = "".join(self._lines)
         linecache.cache[self.filename] = (len(text), None, self._lines, self.filename)
-        self.layout = ModuleLayout(self._lines)
+        self.cells.layout = ModuleLayout(self._lines)
         return start
 
     def execute(self, code: str, first_line: int, scope: MutableMapping[str, Any]) -> None:
@@ -63,9 +77,8 @@ class KernelRuntime(RegionCalls):
     def run_cell(self, index: int, cell_id: str | None, code: str) -> None:
         """The body of a test cell that runs as notebook code: in the kernel's namespace."""
         __tracebackhide__ = True
-        ident = f", id {cell_id}" if cell_id else ""
-        filename = f"{self.display_path} (test cell {index}{ident})"
-        self.cell_files[filename] = (index, cell_id)
+        filename = self.cells.cell_filename(index, cell_id, "test cell")
+        self.cells.cell_files[filename] = (index, cell_id)
         remember_lines(code, filename)
         compiled = compile_always_rewritten(
             code,
@@ -79,6 +92,19 @@ class KernelRuntime(RegionCalls):
         """Await an `async def` test (ntdd's pytest plugin calls this)."""
         __tracebackhide__ = True
         run_awaiting(function(**arguments))
+
+    def phase(self, item: pytest.Item) -> contextlib.AbstractContextManager[None]:
+        """Around a test's function: the streams kept open; the rest is the kernel's own
+        (its folder, its logger, its event loop, which runs the cell itself)."""
+        return streams_kept_open(item.nodeid)
+
+    def runs_code_of(self, filename: str) -> bool:
+        """Whether *filename* is the kernel's test regions' or a test cell's run as code."""
+        return filename == self.filename or filename in self.cells.cell_files
+
+    def hold_failure(self, tb: Any) -> None:
+        """Nothing to free later: the kernel lives on, and its frames are the user's to
+        look at (`%debug`)."""
 
     @contextlib.contextmanager
     def magics_at_top_level(self) -> Iterator[None]:

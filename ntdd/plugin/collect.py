@@ -128,9 +128,9 @@ class NotebookModule(pytest.Module):
         """The file line of the test cell *function* was written in: its `def` or first line."""
         code = getattr(inspect.unwrap(function), "__code__", None)  # type: ignore[arg-type]
         runtime = getattr(self.obj, "__ntdd__", None)
-        if code is None or runtime is None or code.co_filename != runtime.filename:
+        if code is None or runtime is None or code.co_filename != runtime.cells.filename:
             return None
-        line: int | None = runtime.line_in_file(code.co_filename, code.co_firstlineno)
+        line: int | None = runtime.cells.line_in_file(code.co_filename, code.co_firstlineno)
         return line
 
     @functools.cached_property

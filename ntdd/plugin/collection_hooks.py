@@ -30,7 +30,6 @@ from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.devices import device_unavailable
 from ntdd.runtime.fixtures import device_under_test
-from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings
 
 
@@ -175,8 +174,9 @@ class CollectionHooks:
                 for path, language in self.passed_over.items()
             ]
             # The kernel extension's runtime has no parameters: it tests the live namespace.
-            runtimes = {id(r): r for i in items if isinstance(r := runtime_of(i), NotebookRuntime)}
-            notes = (r.parameters_note(config) for r in runtimes.values())
+            of_items = (runtime_of(i) for i in items)
+            runtimes = {id(r): r for r in of_items if r is not None and r.points_at_cells}
+            notes = (r.cells.parameters_note(config) for r in runtimes.values())
             lines += [f"ntdd: {note}" for note in notes if note]
         return lines
 

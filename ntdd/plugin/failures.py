@@ -29,7 +29,7 @@ import pluggy
 import pytest
 
 from ntdd.errors import SetupError
-from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.protocol import Runtime
 
 # Frames of ntdd, pytest and pluggy are the machinery around a notebook's code.
 _MACHINERY = tuple(
@@ -39,7 +39,7 @@ _MACHINERY = tuple(
 
 
 def notebook_failure(
-    item: pytest.Item, runtime: NotebookRuntime, excinfo: pytest.ExceptionInfo[BaseException]
+    item: pytest.Item, runtime: Runtime, excinfo: pytest.ExceptionInfo[BaseException]
 ) -> Any:
     """The report of *excinfo* from the notebook's frames; None to keep pytest's own."""
     if item.config.getoption("fulltrace", False):
@@ -51,7 +51,7 @@ def notebook_failure(
     return item.repr_failure(own) if own is not None else None
 
 
-def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupError) -> Any:
+def _setup_failure(item: pytest.Item, runtime: Runtime, error: SetupError) -> Any:
     """The cell's own exception, for the test that ran the cell; one line for the others."""
     cause = error.__cause__
     own = _of_the_notebook(runtime, cause, cause.__traceback__) if cause is not None else None
@@ -60,7 +60,7 @@ def _setup_failure(item: pytest.Item, runtime: NotebookRuntime, error: SetupErro
         shown = info.getrepr(style="value", chain=not error.first)
         crash = shown.reprcrash
         if crash is not None:
-            crash.path = runtime.cell_filename(error.index, error.cell_id)
+            crash.path = runtime.cells.cell_filename(error.index, error.cell_id)
             crash.lineno = 1
             raised = error.raised.__name__ if error.raised else "an error"
             crash.message = f"{raised} in setup cell {error.index} (see {error.where})"
@@ -93,7 +93,7 @@ def _message(error: BaseException) -> str:
 
 
 def _of_the_notebook(
-    runtime: NotebookRuntime, error: BaseException, tb: types.TracebackType | None
+    runtime: Runtime, error: BaseException, tb: types.TracebackType | None
 ) -> pytest.ExceptionInfo[BaseException] | None:
     """*error* with a traceback from its first frame of the notebook's code on, without
     ntdd's, pytest's and hidden frames; None when no frame is the notebook's."""
@@ -113,11 +113,11 @@ def _of_the_notebook(
     return pytest.ExceptionInfo.from_exc_info((type(error), error, chain))  # type: ignore[arg-type]
 
 
-def _runs_a_cell(runtime: NotebookRuntime, tb: types.TracebackType) -> bool:
+def _runs_a_cell(runtime: Runtime, tb: types.TracebackType) -> bool:
     """A frame of the module's own code that hands a cell to ntdd (`__ntdd__.run_cell(…)`):
     the cell's frame below it is the notebook's line."""
     filename = tb.tb_frame.f_code.co_filename
-    return filename == runtime.filename and linecache.getline(
+    return filename == runtime.cells.filename and linecache.getline(
         filename, tb.tb_lineno
     ).lstrip().startswith("__ntdd__.")
 

@@ -1,8 +1,9 @@
 """Which pytest items are a notebook's, and the runtime that runs their cells.
 
 A module ntdd generated (exported, or compiled from a notebook) holds its
-runtime as `__ntdd__`: a `NotebookRuntime`, or the kernel extension's,
-which tests a live kernel's namespace.
+runtime as `__ntdd__`: a `NotebookRuntime`, or the kernel extension's
+`KernelRuntime`, which tests a live kernel's namespace; both answer the
+`Runtime` protocol.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from ntdd.runtime.protocol import Runtime
 
-def runtime_of(item: pytest.Item) -> Any:
+
+def runtime_of(item: pytest.Item) -> Runtime | None:
     module = notebook_module(item)
     return module.__ntdd__ if module is not None else None
 

@@ -18,17 +18,17 @@ from typing import Any
 
 import pytest
 
-from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.timeout import HARD_END_GRACE, HARD_END_STATUS, Overrun
 
 
-def overrun_of(runtime: Any, item: pytest.Item) -> Overrun:
+def overrun_of(runtime: Runtime, item: pytest.Item) -> Overrun:
     """The overrun handling of *item*, a test of *runtime*'s notebook.
 
     In a kernel (`%ntdd`), the process is the user's kernel: it is never ended.
     """
     cell_of = functools.partial(running_cell, runtime)
-    if not isinstance(runtime, NotebookRuntime):
+    if not runtime.ends_the_process:
         return Overrun(cell_of, grace=None)
     last_words = functools.partial(release_capture, item.config)
     results = functools.partial(leave_results, item, time.monotonic())
@@ -66,8 +66,8 @@ def leave_results(item: pytest.Item, started: float, message: str) -> None:
 def running_cell(runtime: Any, frame: FrameType) -> str | None:
     """The notebook cell *frame* runs a line of, described; None for any other frame."""
     filename, line = frame.f_code.co_filename, frame.f_lineno
-    if filename == runtime.filename:  # a test cell, as a function of the module
-        where = runtime.layout.locate(line, runtime.display_path)
+    if filename == runtime.cells.filename:  # a test cell, as a function of the module
+        where = runtime.cells.layout.locate(line, runtime.display_path)
         return where.describe() if where is not None else None
     if filename.startswith(f"{runtime.display_path} ("):  # a cell run as code
         return f"{filename}, line {line}: {linecache.getline(filename, line).strip()}"

@@ -24,30 +24,30 @@ import pytest
 from ntdd.errors import NtddError, SetupError
 from ntdd.format.locate import CellLocation, TestRegion
 from ntdd.notebook.read import read_notebook
-from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.protocol import Runtime
 
 # The plugin that annotates failures itself, by the name it registers its reporter under.
 ANNOTATING_PLUGIN = "annotate_errors"
 
 
-def failing_line(runtime: NotebookRuntime, error: BaseException) -> int | None:
+def failing_line(runtime: Runtime, error: BaseException) -> int | None:
     """The notebook's line that *error* came from: for a setup cell's failure, the
     line of that cell that raised (or its first line, for the tests after it); for a
     test cell that cannot run, the line its problem names."""
     if isinstance(error, SetupError):
         cause = error.__cause__
         found = _deepest(runtime, cause.__traceback__) if cause is not None else None
-        return found if found is not None else runtime.cell_line_in_file(error.index, None)
+        return found if found is not None else runtime.cells.cell_line_in_file(error.index, None)
     broken = broken_cell_line(runtime, error)
     if broken is not None:
-        return runtime.cell_line_in_file(broken.index, broken.line)
+        return runtime.cells.cell_line_in_file(broken.index, broken.line)
     return _deepest(runtime, error.__traceback__)
 
 
 _NAMED_LINE = re.compile(r"\bline (\d+)\b")
 
 
-def broken_cell_line(runtime: NotebookRuntime, error: BaseException) -> CellLocation | None:
+def broken_cell_line(runtime: Runtime, error: BaseException) -> CellLocation | None:
     """For a test cell that cannot run (a syntax error): the line of the cell its
     problem names, with its text, read from the notebook; None for other failures.
 
@@ -59,10 +59,10 @@ def broken_cell_line(runtime: NotebookRuntime, error: BaseException) -> CellLoca
     tb = error.__traceback__
     while tb is not None:
         filename, lineno = tb.tb_frame.f_code.co_filename, tb.tb_lineno
-        if filename == runtime.filename and _calls_broken(filename, lineno):
+        if filename == runtime.cells.filename and _calls_broken(filename, lineno):
             break
         tb = tb.tb_next
-    test = runtime.layout.test_at(tb.tb_lineno) if tb is not None else None
+    test = runtime.cells.layout.test_at(tb.tb_lineno) if tb is not None else None
     if test is None:
         return None
     problem = str(error).partition(f"cell {test.index}")[2]
@@ -82,10 +82,10 @@ def _calls_broken(filename: str, lineno: int) -> bool:
     return linecache.getline(filename, lineno).lstrip().startswith("__ntdd__.broken(")
 
 
-def _text(runtime: NotebookRuntime, test: TestRegion, line: int | None) -> str:
+def _text(runtime: Runtime, test: TestRegion, line: int | None) -> str:
     """Line *line* of the test's cell, as the notebook holds it ("" where it cannot be read)."""
     try:
-        cells = read_notebook(runtime.source_file).cells
+        cells = read_notebook(runtime.cells.source_file).cells
     except NtddError:
         return ""
     cell = next((c for c in cells if c.index == test.index), None)
@@ -93,31 +93,29 @@ def _text(runtime: NotebookRuntime, test: TestRegion, line: int | None) -> str:
     return lines[line - 1].strip() if line is not None and 0 < line <= len(lines) else ""
 
 
-def _deepest(runtime: NotebookRuntime, tb: types.TracebackType | None) -> int | None:
+def _deepest(runtime: Runtime, tb: types.TracebackType | None) -> int | None:
     """The file line of the deepest frame of *tb* that runs the notebook's code."""
     found = None
     while tb is not None:
-        line = runtime.line_in_file(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        line = runtime.cells.line_in_file(tb.tb_frame.f_code.co_filename, tb.tb_lineno)
         found = line if line is not None else found
         tb = tb.tb_next
     return found
 
 
-def point_at_notebook(
-    report: pytest.TestReport, runtime: NotebookRuntime, line: int | None
-) -> None:
+def point_at_notebook(report: pytest.TestReport, runtime: Runtime, line: int | None) -> None:
     """The report's location and traceback entries name the notebook's file and lines.
 
     An entry's `path:line:` is followed by the cell and its line, for people:
     `nb.ipynb:42: TypeError (setup cell 3, id 1a2b, line 2)`.
     """
-    path = _shown(runtime.source_file)
+    path = _shown(runtime.cells.source_file)
     if line is not None:
         report.location = (report.location[0], line - 1, report.location[2])
-    for entry in _module_entries(report.longrepr, runtime.filename):
+    for entry in _module_entries(report.longrepr, runtime.cells.filename):
         entry.lines = _cell_lines_only(runtime, entry.lines, entry.reprfileloc.lineno)
     for location, is_entry in _file_locations(report.longrepr):
-        found = runtime.line_in_file(location.path, location.lineno)
+        found = runtime.cells.line_in_file(location.path, location.lineno)
         if found is None:
             continue
         if is_entry:  # the crash's message is the error's, as summaries quote it
@@ -139,7 +137,7 @@ def _module_entries(longrepr: object, filename: str) -> Iterator[Any]:
                 yield entry
 
 
-def _cell_lines_only(runtime: NotebookRuntime, lines: list[str], failing: int) -> list[str]:
+def _cell_lines_only(runtime: Runtime, lines: list[str], failing: int) -> list[str]:
     """An entry's source lines less those ntdd wrote around a cell of bare statements
     (its `def test_x():`, its `global` line, its marks): the cell's lines, as it reads.
 
@@ -159,8 +157,8 @@ def _cell_lines_only(runtime: NotebookRuntime, lines: list[str], failing: int) -
     return kept
 
 
-def _written_by_ntdd(runtime: NotebookRuntime, lineno: int) -> bool:
-    test = runtime.layout.test_at(lineno)
+def _written_by_ntdd(runtime: Runtime, lineno: int) -> bool:
+    test = runtime.cells.layout.test_at(lineno)
     return test is not None and lineno not in test.cell_lines
 
 
@@ -169,13 +167,13 @@ _NATIVE_FRAME = re.compile(
 )
 
 
-def _native_frames(runtime: NotebookRuntime, path: str, text: str) -> str:
+def _native_frames(runtime: Runtime, path: str, text: str) -> str:
     """Lines of a `--tb=native` traceback, each frame of the notebook's code at the
     notebook's file and line: `File "nb.ipynb", line 42, in test_x (test cell 4, line 2)`."""
 
     def at_notebook(frame: re.Match[str]) -> str:
         name, lineno = frame["file"], int(frame["line"])
-        found = runtime.line_in_file(name, lineno)
+        found = runtime.cells.line_in_file(name, lineno)
         if found is None:
             return frame[0]
         words = _cell_words(runtime, name, lineno)
@@ -194,11 +192,11 @@ def _native_entries(longrepr: object) -> Iterator[Any]:
                 yield entry
 
 
-def _cell_words(runtime: NotebookRuntime, filename: str, lineno: int) -> str:
+def _cell_words(runtime: Runtime, filename: str, lineno: int) -> str:
     """`test cell 4, id 1a2b, line 2`: where a line of the notebook's code is, for people."""
-    if filename != runtime.filename:  # a cell compiled alone: its name says which
+    if filename != runtime.cells.filename:  # a cell compiled alone: its name says which
         return f"{filename[len(runtime.display_path) + 2 : -1]}, line {lineno}"
-    where = runtime.layout.locate(lineno, "")
+    where = runtime.cells.layout.locate(lineno, "")
     if where is None:
         return ""
     ident = f", id {where.id}" if where.id else ""

@@ -26,7 +26,7 @@ from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
 from ntdd.runtime.fixtures import device_under_test
-from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.settings import settings_of
 
 MAX_OUTPUT = 20_000  # characters of one cell's stdout (or stderr) the page shows
@@ -92,13 +92,13 @@ class ReportWriter:
         runtime = _runtime(item)
         if runtime is None:
             return report
-        report.ntdd_notebook = str(runtime.notebook)
+        report.ntdd_notebook = str(runtime.cells.notebook)
         report.ntdd_device = _device(item)
         error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, SetupError):  # its cell shows the traceback
             report.ntdd_message = str(error)
         elif error is not None:
-            report.ntdd_traceback = notebook_traceback(error, runtime.place_of)
+            report.ntdd_traceback = notebook_traceback(error, runtime.cells.place_of)
         return report
 
     # -- where the results come together ---------------------------------------
@@ -171,9 +171,9 @@ def report_writer(config: pytest.Config, path: str) -> ReportWriter:
     return ReportWriter(config, config.invocation_params.dir / path)
 
 
-def _runtime(item: pytest.Item) -> NotebookRuntime | None:
+def _runtime(item: pytest.Item) -> Runtime | None:
     runtime = runtime_of(item)
-    return runtime if isinstance(runtime, NotebookRuntime) else None
+    return runtime if runtime is not None and runtime.points_at_cells else None
 
 
 def _device(item: pytest.Item) -> str:

@@ -23,7 +23,7 @@ from ntdd.plugin import beside_nbval, places
 from ntdd.plugin.failures import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
-from ntdd.runtime.notebook_runtime import NotebookRuntime
+from ntdd.runtime.protocol import Runtime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
 
@@ -40,6 +40,7 @@ class ReportHooks:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         runtime = runtime_of(item)
+        ours = runtime if runtime is not None and runtime.points_at_cells else None
         where = _test_cell(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(
@@ -47,36 +48,36 @@ class ReportHooks:
             )
         if where is None and call.when == "setup" and runtime is None:  # nbval's, beside
             item.user_properties.extend(beside_nbval.cell_properties(item, _shown(item)))
-        if where is None and isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
-            _name_the_cell(item, runtime, call)  # the end test: the cell that raised is its place
+        if where is None and ours is not None and _setup_cell_failed(call):
+            _name_the_cell(item, ours, call)  # the end test: the cell that raised is its place
         if where is not None and call.excinfo is not None and call.when == "call":
-            if isinstance(runtime, NotebookRuntime):
-                _name_assigned_below(call.excinfo.value, runtime, where.index, "this test")
+            if ours is not None:
+                _name_assigned_below(call.excinfo.value, ours, where.index, "this test")
             _add_note(call.excinfo.value, item)
-        if _setup_cell_failed(call) and isinstance(runtime, NotebookRuntime):
+        if _setup_cell_failed(call) and ours is not None:
             error = call.excinfo.value if call.excinfo is not None else None
             cause = error.__cause__ if isinstance(error, SetupError) else None
             if cause is not None and isinstance(error, SetupError):
-                _name_assigned_below(cause, runtime, error.index, "this cell")
-        failure = call.excinfo if isinstance(runtime, NotebookRuntime) else None
-        if failure is not None and _expected_failure(item, failure.value):
-            _keep_notebook_frames(failure, runtime)
+                _name_assigned_below(cause, ours, error.index, "this cell")
+        failure = call.excinfo
+        if failure is not None and ours is not None and _expected_failure(item, failure.value):
+            _keep_notebook_frames(failure, ours)
         report = yield
         beside_nbval.at_the_cell(item, report)
-        if isinstance(runtime, NotebookRuntime) and _setup_cell_failed(call):
+        if ours is not None and _setup_cell_failed(call):
             _not_expected(report)
-        if report.failed and isinstance(runtime, NotebookRuntime) and call.excinfo is not None:
-            report.longrepr = notebook_failure(item, runtime, call.excinfo) or report.longrepr
-        if where is not None or isinstance(runtime, NotebookRuntime):  # the end test too
+        if report.failed and ours is not None and call.excinfo is not None:
+            report.longrepr = notebook_failure(item, ours, call.excinfo) or report.longrepr
+        if where is not None or ours is not None:  # the end test too
             report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
-        if report.failed and isinstance(runtime, NotebookRuntime) and runtime.file_lines:
-            line = failing_line(runtime, call.excinfo.value) if call.excinfo else None
-            places.point_at_notebook(report, runtime, line)
+        if report.failed and ours is not None and ours.cells.file_lines:
+            line = failing_line(ours, call.excinfo.value) if call.excinfo else None
+            places.point_at_notebook(report, ours, line)
             # A failure at its line; a setup cell's once, for the test that ran the cell.
             error = call.excinfo.value if call.excinfo else None
             below = isinstance(error, SetupError) and error.__cause__ is None
             report.ntdd_annotate = not below  # type: ignore[attr-defined]
-        if call.excinfo is not None and isinstance(runtime, NotebookRuntime):
+        if call.excinfo is not None and runtime is not None:
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
 
@@ -119,7 +120,7 @@ def _test_cell(item: pytest.Item) -> CellLocation | None:
     where = None
     if module is not None and code is not None:
         runtime = module.__ntdd__
-        where = runtime.layout.locate(code.co_firstlineno, runtime.display_path)
+        where = runtime.cells.layout.locate(code.co_firstlineno, runtime.display_path)
     item.stash[_cell_key] = where
     return where
 
@@ -128,7 +129,7 @@ def _add_note(error: BaseException, item: pytest.Item) -> None:
     module = notebook_module(item)
     runtime = module.__ntdd__ if module is not None else None
     where = None
-    if isinstance(runtime, NotebookRuntime):  # the kernel's has no notebook file to quote
+    if runtime is not None and runtime.points_at_cells:  # the kernel's has no file to quote
         where = places.broken_cell_line(runtime, error)
     if where is None and module is not None:
         where = _failure_location(module, error.__traceback__)
@@ -137,13 +138,11 @@ def _add_note(error: BaseException, item: pytest.Item) -> None:
     _note(error, f"in notebook {where.describe()}")
 
 
-def _name_assigned_below(
-    error: BaseException, runtime: NotebookRuntime, index: int, reader: str
-) -> None:
+def _name_assigned_below(error: BaseException, runtime: Runtime, index: int, reader: str) -> None:
     """A NameError for a name that a cell below assigns says which: Run All has not
     reached that cell yet."""
     name = getattr(error, "name", None) if isinstance(error, NameError) else None
-    found = runtime.assigned_below(name, index) if isinstance(name, str) else None
+    found = runtime.cells.assigned_below(name, index) if isinstance(name, str) else None
     if found is not None:
         _note(error, f"`{name}` is assigned in cell {found}, below {reader}")
 
@@ -165,10 +164,10 @@ def _failure_location(module: Any, tb: types.TracebackType | None) -> CellLocati
     found: CellLocation | None = None
     while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
-        if filename == runtime.filename:
-            found = runtime.layout.locate(tb.tb_lineno, runtime.display_path) or found
-        elif filename in runtime.cell_files:  # a test cell run as notebook code
-            index, cell_id = runtime.cell_files[filename]
+        if filename == runtime.cells.filename:
+            found = runtime.cells.layout.locate(tb.tb_lineno, runtime.display_path) or found
+        elif filename in runtime.cells.cell_files:  # a test cell run as notebook code
+            index, cell_id = runtime.cells.cell_files[filename]
             text = linecache.getline(filename, tb.tb_lineno).strip()
             found = CellLocation(runtime.display_path, index, cell_id, tb.tb_lineno, "", text)
         tb = tb.tb_next
@@ -182,9 +181,7 @@ def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
     )
 
 
-def _name_the_cell(
-    item: pytest.Item, runtime: NotebookRuntime, call: pytest.CallInfo[None]
-) -> None:
+def _name_the_cell(item: pytest.Item, runtime: Runtime, call: pytest.CallInfo[None]) -> None:
     """Report properties naming the setup cell that raised, for a test in no cell."""
     assert call.excinfo is not None
     error = call.excinfo.value
@@ -228,9 +225,7 @@ def _expected_failure(item: pytest.Item, error: BaseException) -> bool:
     return all(isinstance(c, type) for c in classes) and isinstance(error, classes)
 
 
-def _keep_notebook_frames(
-    excinfo: pytest.ExceptionInfo[BaseException], runtime: NotebookRuntime
-) -> None:
+def _keep_notebook_frames(excinfo: pytest.ExceptionInfo[BaseException], runtime: Runtime) -> None:
     """An expected failure's report keeps the notebook's frames only.
 
     pytest writes every failure's report, an xfail's too, though it never

@@ -13,7 +13,7 @@ import contextlib
 import gc
 import inspect
 import sys
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +23,6 @@ from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.overrun import overrun_of
 from ntdd.runtime import containment, timeout, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
-from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.settings import Settings, counts_of
 from ntdd.runtime.timeout import Deadline
 
@@ -70,36 +69,16 @@ class RunHooks:
             gc.collect()
         config.stash[key] = 0
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
-        """An `async def` test of a notebook awaits on the notebook's event loop.
-
-        Any test of a notebook draws from the random generators where its cells
-        left them (`pytest_runtest_makereport` notes where it leaves them), and
-        finds `sys.last_value` where the kernel would have it.
-        """
-        module = notebook_module(pyfuncitem)
-        if module is not None and isinstance(module.__ntdd__, NotebookRuntime):
-            module.__ntdd__.resume_generators()
-            module.__ntdd__.restore_last_error()
-        function = pyfuncitem.obj
-        if module is None or not inspect.iscoroutinefunction(function):
-            return None
-        info = pyfuncitem._fixtureinfo  # the arguments pytest itself would pass
-        arguments = {name: pyfuncitem.funcargs[name] for name in info.argnames}
-        module.__ntdd__.run_coroutine(function, arguments)
-        return True
-
-    @pytest.hookimpl(wrapper=True, specname="pytest_pyfunc_call")
-    def pytest_pyfunc_call_as_a_cell(
-        self, pyfuncitem: pytest.Function
-    ) -> Generator[None, object, object]:
-        """A notebook test's code runs as its cell would in a kernel: with the
-        notebook's root logger and its event loop running."""
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, object, object]:
+        """A notebook test's function runs as its cell would in a kernel: inside every
+        implementation of the hook (a wrapper), the runtime's `phase` around it (its
+        folder, root logger, event loop, random generators, streams); an `async def`
+        test is awaited inside it too (`AwaitsOnTheLoop`, which is no wrapper)."""
         runtime = runtime_of(pyfuncitem)
-        if not isinstance(runtime, NotebookRuntime):
+        if runtime is None:
             return (yield)
-        with runtime.calling(pyfuncitem):
+        with runtime.phase(pyfuncitem):
             return (yield)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -122,25 +101,6 @@ class RunHooks:
         with self._contained(item), beside_nbval.verdict_of_ntdd(item):
             return (yield)
 
-    @pytest.hookimpl(specname="pytest_runtest_setup", wrapper=True, trylast=True)
-    def pytest_runtest_setup_streams(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Inside pytest's capture (trylast): the streams the cells write to stay open.
-
-        (pytest takes hooks only from names that start with `pytest_`.)
-        """
-        with self._streams_kept_open(item):
-            return (yield)
-
-    @pytest.hookimpl(specname="pytest_runtest_call", wrapper=True, trylast=True)
-    def pytest_runtest_call_streams(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self._streams_kept_open(item):
-            return (yield)
-
-    def _streams_kept_open(self, item: pytest.Item) -> contextlib.AbstractContextManager[None]:
-        if notebook_module(item) is None:
-            return _nothing()
-        return containment.streams_kept_open(item.nodeid)
-
     @contextlib.contextmanager
     def _contained(self, item: pytest.Item) -> Iterator[None]:
         """A notebook test's phase, within its time budget, its damage kept in."""
@@ -148,14 +108,15 @@ class RunHooks:
         if notebook_module(item) is None:
             yield
             return
+        runtime = runtime_of(item)
         deadline = item.stash.get(_deadline_key, None)
         seconds = self._timeout(item)
-        if deadline is None and seconds:
-            overrun = overrun_of(runtime_of(item), item)
+        if deadline is None and seconds and runtime is not None:
+            overrun = overrun_of(runtime, item)
             deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
-        notebook_code = _notebook_code(runtime_of(item))
+        runs_code_of = runtime.runs_code_of if runtime is not None else _nobody
         with (
-            containment.contained(item.nodeid, notebook_code),
+            containment.contained(item.nodeid, runs_code_of),
             deadline.running() if deadline else _nothing(),
         ):
             yield
@@ -192,40 +153,36 @@ class RunHooks:
     def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
         return True if notebook_module(item) is not None else None
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """The phase is over: its deadline goes no further, and the notebook's random
-        generators are noted where its test left them (for the next test's cells)."""
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        """The phase is over: its deadline goes no further, before any report is made
+        (tryfirst: outside ntdd's report wrapper, whatever the registration order)."""
         timeout.phase_ended()  # a deadline its phase left armed goes no further
-        runtime = runtime_of(item)
-        if call.when == "call" and isinstance(runtime, NotebookRuntime):
-            runtime.keep_generators()
         return (yield)
 
 
-class CellsInTheirFolder:
-    """A notebook test's function runs in the notebook's folder; all else in the session's.
+class AwaitsOnTheLoop:
+    """An `async def` test of a notebook is awaited on the notebook's event loop.
 
-    A wrapper of its own, outside every `pytest_pyfunc_call` (ntdd's for
-    `async def` tests included): the test's body is the notebook's cell.
+    An implementation, not a wrapper: it runs inside every wrapper of
+    `pytest_pyfunc_call`, `RunHooks`' phase included, whatever the
+    registration order; tryfirst, before any other plugin's implementation.
     """
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> Generator[None, Any, Any]:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_pyfunc_call(self, pyfuncitem: pytest.Function) -> bool | None:
         runtime = runtime_of(pyfuncitem)
-        if not isinstance(runtime, NotebookRuntime):
-            return (yield)
-        with runtime.in_its_folder():
-            return (yield)
+        function = pyfuncitem.obj
+        if runtime is None or not inspect.iscoroutinefunction(function):
+            return None
+        info = pyfuncitem._fixtureinfo  # the arguments pytest itself would pass
+        arguments = {name: pyfuncitem.funcargs[name] for name in info.argnames}
+        runtime.run_coroutine(function, arguments)
+        return True
 
 
 _nothing = contextlib.nullcontext
 
 
-def _notebook_code(runtime: Any) -> Callable[[str], bool]:
-    """Whether a frame's file name is the notebook's code: its module, or a cell run as code."""
-    if isinstance(runtime, NotebookRuntime):
-        return runtime.runs_code_of
-    return lambda filename: filename == runtime.filename or filename in runtime.cell_files
+def _nobody(filename: str) -> bool:
+    return False

@@ -1,11 +1,10 @@
-"""What ntdd does during a pytest session: four plugins, registered together.
+"""What ntdd does during a pytest session: its plugins, registered together.
 
 `CollectionHooks` collects notebooks and orders their tests, `RunHooks` runs
 them as a kernel runs cells, `ReportHooks` points their reports at cells;
-`CellsInTheirFolder` wraps a test's function alone. They are registered in
-an order that sets how their wrappers of one hook nest: the run's outside
-the report's (a phase's deadline ends before its report is written), and
-the run's `pytest_pyfunc_call` outside `CellsInTheirFolder`'s.
+`AwaitsOnTheLoop` awaits an `async def` test on its notebook's loop. How
+their implementations of one hook nest is said by each (`wrapper`,
+`tryfirst`), never by the order they are registered in.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pytest
 
 from ntdd.plugin.collection_hooks import CollectionHooks
 from ntdd.plugin.report_hooks import ReportHooks
-from ntdd.plugin.run_hooks import CellsInTheirFolder, RunHooks
+from ntdd.plugin.run_hooks import AwaitsOnTheLoop, RunHooks
 from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.settings import SETTINGS, Settings
 
@@ -31,11 +30,11 @@ class NtddSession:
         self.reporting = ReportHooks(config)
         self.running = RunHooks(config, settings)
         plugins = config.pluginmanager
-        plugins.register(CellsInTheirFolder(), "ntdd-cells-folder")
         plugins.register(self.collection, "ntdd-collection")
         plugins.register(self.untested, "ntdd-untested")
         plugins.register(self.reporting, "ntdd-reporting")
-        plugins.register(self.running, "ntdd-running")  # last: its wrappers are outermost
+        plugins.register(self.running, "ntdd-running")
+        plugins.register(AwaitsOnTheLoop(), "ntdd-await")
         if settings.smoke is not None:
             from ntdd.plugin.smoke import SmokeHooks
 

@@ -17,7 +17,6 @@ import pytest
 
 from ntdd.config import Smoke
 from ntdd.plugin.items import runtime_of
-from ntdd.runtime.notebook_runtime import NotebookRuntime
 from ntdd.runtime.smoke_run import SmokeRun
 
 FULL_RUN = "full_run"
@@ -59,9 +58,9 @@ class SmokeHooks:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
         runtime = runtime_of(item)
-        if not isinstance(runtime, NotebookRuntime):
+        if runtime is None or not runtime.points_at_cells:  # not a live kernel's cells
             return (yield)
-        with self.run.running(runtime):
+        with self.run.running(runtime.cells):
             return (yield)
 
     @pytest.hookimpl(trylast=True)

@@ -1,13 +1,15 @@
 """The pytest side of a generated module: its `device` fixture and the fixtures that run cells.
 
-Every generated module binds these from its runtime in one line, so that the
-module holds the notebook's cells and its tests, not a block of fixture code
-that is the same in every module.
+Every generated module imports these by name (`from ntdd.runtime.fixtures
+import …`), so that the module holds the notebook's cells and its tests, not
+a block of fixture code that is the same in every module. Each reads the
+runtime of the module pytest collected it from (`request.module.__ntdd__`):
+one set of functions serves every module.
 
 A test that uses `device` runs once per device, each a test of its own
 (`test_x[cpu]`, `test_x[cuda]`), but its device is no pytest parameter: the
 device's run of the notebook is ntdd's (each device has its own kernel, as
-`device_runs` holds it), so the item keeps it (`device_under_test`). Tools
+`ntdd.runtime.kernel` holds it), so the item keeps it (`device_under_test`). Tools
 that group a parametrized test under its function find that function by
 cutting the node id at `.py` (VS Code's Python extension does), and a
 notebook's node id has no `.py`: its device variants are plain tests to
@@ -17,45 +19,42 @@ them, and the tree they show holds every one.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from ntdd.values import DEVICE
 
-if TYPE_CHECKING:
-    from ntdd.runtime.notebook_runtime import NotebookRuntime
+__all__ = ["_ntdd_cells", "_ntdd_notebook", "device", "pytest_generate_tests"]
 
 _device_key = pytest.StashKey[str]()
 
 
-def module_fixtures(runtime: NotebookRuntime) -> tuple[Callable[..., Any], ...]:
-    """`pytest_generate_tests` and the fixtures of *runtime*'s module, in that order."""
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Tests that use `device` run once per device of --ntdd-devices."""
+    metafunc.module.__ntdd__.parametrize_devices(metafunc)
 
-    def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-        """Tests that use `device` run once per device of --ntdd-devices."""
-        runtime.parametrize_devices(metafunc)
 
-    @pytest.fixture(name="device")
-    def device(request: pytest.FixtureRequest) -> Any:
-        """The device under test; the notebook runs once for each."""
-        __tracebackhide__ = True
-        return runtime.device(request)
+@pytest.fixture(name="device")
+def device(request: pytest.FixtureRequest) -> Any:
+    """The device under test; the notebook runs once for each."""
+    __tracebackhide__ = True
+    return request.module.__ntdd__.device(request)
 
-    @pytest.fixture(name="_ntdd_notebook", scope="module", autouse=True)
-    def notebook() -> Iterator[None]:
-        """Frees the notebook's state, and puts the process back, after its last test."""
-        yield
-        runtime.release()
 
-    @pytest.fixture(name="_ntdd_cells", autouse=True)
-    def cells(request: pytest.FixtureRequest) -> Iterator[None]:
-        """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
-        __tracebackhide__ = True
-        yield from runtime.test(request)
+@pytest.fixture(scope="module", autouse=True)
+def _ntdd_notebook(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Frees the notebook's state, and puts the process back, after its last test."""
+    yield
+    request.module.__ntdd__.release()
 
-    return pytest_generate_tests, device, notebook, cells
+
+@pytest.fixture(autouse=True)
+def _ntdd_cells(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Runs the notebook's cells up to each test's cell, in the notebook's folder."""
+    __tracebackhide__ = True
+    yield from request.module.__ntdd__.run_cells_up_to(request)
 
 
 def device_under_test(item: object) -> str | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 #: Bumped whenever the same notebook and templates would render different text:
 #: a module whose header records the same format and templates is current.
-FORMAT = 7
+FORMAT = 8
 
 HEADER_FIRST_LINE = "# ntdd: generated — edit the notebook or use `ntdd sync`."
 VERSION_FIELD = "# ntdd-version: "
