@@ -40,7 +40,7 @@ class ReportHooks:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         runtime = runtime_of(item)
-        where = _test_cell(item)
+        where = cell_of_test(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
@@ -109,8 +109,9 @@ class ReportHooks:
         return category, letter, f"{word} - {description}"
 
 
-def _test_cell(item: pytest.Item) -> CellLocation | None:
-    """The cell a test came from, found once per test."""
+def cell_of_test(item: pytest.Item) -> CellLocation | None:
+    """The cell a test came from, found once per test; None for a test in no cell of its own
+    (the test of the cells below the last test, an nbval item)."""
     if _cell_key in item.stash:
         return item.stash[_cell_key]
     module = notebook_module(item)
