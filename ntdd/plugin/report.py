@@ -21,7 +21,7 @@ import pytest
 from ntdd.errors import SetupError
 from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
-from ntdd.plugin.report_hooks import cell_of_test
+from ntdd.plugin.report_hooks import WHERE_NOTE, cell_of_test
 from ntdd.plugin.report_pins import pinned_cells
 from ntdd.plugin.report_values import (
     NotebookResults,
@@ -75,7 +75,7 @@ class ReportWriter:
             report.ntdd_message = str(error)
             report.ntdd_setup_cell = asdict(SetupCellError.of(error))
         elif error is not None:
-            report.ntdd_traceback = notebook_traceback(error, runtime.place_of)
+            report.ntdd_traceback = notebook_traceback(error, runtime.place_of, _where_note)
         return report
 
     # -- where the results come together ---------------------------------------
@@ -181,6 +181,11 @@ def report_writer(config: pytest.Config, path: str) -> ReportWriter:
 def _runtime(item: pytest.Item) -> NotebookRuntime | None:
     runtime = runtime_of(item)
     return runtime if isinstance(runtime, NotebookRuntime) else None
+
+
+def _where_note(note: str) -> bool:
+    """The note naming a failure's cell and line, for the terminal: the page's frames say it."""
+    return note.startswith(WHERE_NOTE)
 
 
 def _device(item: pytest.Item) -> str:

@@ -26,6 +26,7 @@ from ntdd.plugin.places import failing_line
 from ntdd.runtime.notebook_runtime import NotebookRuntime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
+WHERE_NOTE = "in notebook "  # a failure's note: its place, where the frames are the module's
 
 
 class ReportHooks:
@@ -135,7 +136,7 @@ def _add_note(error: BaseException, item: pytest.Item) -> None:
         where = _failure_location(module, error.__traceback__)
     if where is None:
         return
-    _note(error, f"in notebook {where.describe()}")
+    _note(error, f"{WHERE_NOTE}{where.describe()}")
 
 
 def _name_assigned_below(

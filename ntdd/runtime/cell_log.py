@@ -117,10 +117,15 @@ def recorded(
         log.runs.append(CellRun(index, cell_id, device, seconds, stdout, stderr, error, message))
 
 
-def notebook_traceback(error: BaseException, place: Callable[[str, int], str | None]) -> str:
+def notebook_traceback(
+    error: BaseException,
+    place: Callable[[str, int], str | None],
+    hidden: Callable[[str], bool] = lambda note: False,
+) -> str:
     """*error* as Python prints it, with only the frames of the notebook's code: the part
     of a traceback a reader of the notebook can act on. *place* names a frame's file and
-    line as the notebook's cell and line, or says None for a frame that is not the notebook's.
+    line as the notebook's cell and line, or says None for a frame that is not the notebook's;
+    notes that *hidden* says yes to are left out (one naming the place the frames show).
     """
     entries: list[str] = []
     for frame in traceback.extract_tb(error.__traceback__):
@@ -130,7 +135,9 @@ def notebook_traceback(error: BaseException, place: Callable[[str, int], str | N
             entries.append(entry)
     lines = _once_each(entries)
     head = ["Traceback (most recent call last):\n", *lines] if lines else []
-    return "".join([*head, *traceback.format_exception_only(type(error), error)]).rstrip()
+    only = traceback.format_exception_only(type(error), error)
+    only = [only[0], *(line for line in only[1:] if not hidden(line.rstrip("\n")))]
+    return "".join([*head, *only]).rstrip()
 
 
 def _once_each(entries: list[str]) -> list[str]:
