@@ -193,6 +193,10 @@ def test_under_xdist_the_controller_writes_every_workers_results(
     cells = Elements(html).cells()
     assert cells["nb-1-cell-4"] == "failed" and cells["nb-2-cell-2"] == "error"
     assert "set up in this run" in html  # a worker's setup cell output reached the page
+    # What errored b's tests reached the controller: one entry, at the cell that raised.
+    entry = re.search(r'<a href="#nb-2-cell-2">b\.ipynb, setup cell 2 \(id .*?</li>', html)
+    assert entry is not None and "errored 2 tests: " in entry.group(0)
+    assert {"test_first", "test_second"} <= set(re.findall(r"test_\w+", entry.group(0)))
     assert (pytester.path / "s.md").read_text().startswith("### ❌ ntdd")
 
 

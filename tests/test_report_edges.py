@@ -62,6 +62,22 @@ def test_a_cell_no_test_ran_has_no_number(notebook: Any, pytester: pytest.Pytest
     assert prompt(html, "nb-1-cell-3") == "In [ ]:"
 
 
+def test_a_markdown_cells_headings_paragraphs_and_tables_are_rendered_not_escaped(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            md("# Title\n\nSome *text*.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---"),
+            "x = 1",
+            "# TEST: t\nassert x",
+        ]
+    )
+    html = cell_html(report_of(pytester, "nb.ipynb"), "nb-1-cell-1")
+    assert '<h1 id="Title">Title' in html and "<p>Some <em>text</em>.</p>" in html
+    assert "<table>" in html and "<th>a</th>" in html and "<td>2</td>" in html and "<hr" in html
+    assert "&lt;" not in html  # no tag of markdown's shown as its text
+
+
 def test_the_test_of_the_cells_below_the_last_test_is_shown_on_the_cells_it_ran(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -19,6 +19,7 @@ from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.templates import template_dir
+from ntdd.plugin.report_markdown import clean_markdown_html
 from ntdd.plugin.report_places import failure_list, place_tests
 from ntdd.plugin.report_values import NotebookResults, RunResults, TestResult
 from ntdd.runtime.cell_log import CellRun
@@ -70,6 +71,7 @@ def _exporter() -> Any:
     class ReportExporter(HTMLExporter):
         def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
             self.register_filter("highlight_code", Highlight())  # type: ignore[no-untyped-call]
+            self.register_filter("clean_html", clean_markdown_html)  # type: ignore[no-untyped-call]
             resources = self._init_resources(resources)  # type: ignore[no-untyped-call]
             return TemplateExporter.from_notebook_node(self, nb, resources)
 
