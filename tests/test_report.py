@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import subprocess
 import sys
 from html import unescape
 from html.parser import HTMLParser
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 from conftest import SAMPLES, code, export, md, raw, run
 from nbformat.v4 import new_output
+from report_page import CLOSED_NETWORK, Elements, chromium, needs_chromium, report_of, requests_in
 
 from ntdd.format.paths import module_path
 
@@ -33,45 +33,6 @@ CELLS = [
 ]
 VERDICTS = ["passed", "failed", "skipped", "xfailed", "xpassed"]  # CELLS' tests, cells 3 to 7
 SETUP_FAILS = ["y = lr = 1", "1 / 0", "# TEST: first\nassert True", "# TEST: second\nassert True"]
-
-
-class Elements(HTMLParser):
-    """The page's elements that carry ntdd's marks, with their attributes and text."""
-
-    def __init__(self, html: str) -> None:
-        super().__init__()
-        self.marked: list[dict[str, str]] = []  # elements with data-ntdd-outcome
-        self.resources: list[str] = []  # what the page would fetch
-        self.feed(html)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = {name: value or "" for name, value in attrs}
-        if "data-ntdd-outcome" in found:
-            self.marked.append({"tag": tag, **found})
-        if tag in ("script", "img", "iframe", "audio", "video", "source") and "src" in found:
-            self.resources.append(found["src"])
-        if tag == "link" and "href" in found:
-            self.resources.append(found["href"])
-
-    def cells(self) -> dict[str, str]:
-        """Each cell's anchor and its verdict."""
-        return {
-            e["id"]: e["data-ntdd-outcome"]
-            for e in self.marked
-            if "ntdd-cell" in e.get("class", "").split()
-        }
-
-    def badges(self) -> list[tuple[str, str, str]]:
-        return [
-            (e["data-ntdd-test"], e["data-ntdd-device"], e["data-ntdd-outcome"])
-            for e in self.marked
-            if e.get("class") == "ntdd-badge" and "data-ntdd-test" in e
-        ]
-
-
-def report_of(pytester: pytest.Pytester, *args: str, name: str = "report.html") -> str:
-    run(pytester, "--ntdd", f"--ntdd-report={name}", *args)
-    return (pytester.path / name).read_text(encoding="utf-8")
 
 
 def test_each_test_cell_is_marked_with_its_verdict(
@@ -95,7 +56,8 @@ def test_a_failure_shows_its_message_and_the_notebooks_part_of_its_traceback(
     )
     assert failure is not None
     text = unescape(failure.group(0))
-    assert "nb.ipynb::test_fails: AssertionError: x is not two" in text
+    assert '<p class="ntdd-message">nb.ipynb::test_fails</p>' in failure.group(0)
+    assert text.count("AssertionError: x is not two") == 1  # at the traceback's end, once
     # The frames are the cell's, by cell and line; none of pytest's or ntdd's.
     assert "nb.ipynb, cell 4 (id " in text and ", line 4, in test_fails" in text
     assert ", line 3, in helper" in text and "assert x == 2, 'x is not two'" in text
@@ -116,8 +78,13 @@ def test_a_setup_cell_that_raised_is_marked_and_the_tests_it_errored_say_so(
         "nb-1-cell-4": "error",
     }
     assert "setup cell 2, id" in html and "ZeroDivisionError: division by zero" in html
-    assert "setup.ipynb::test_second: setup.ipynb (setup cell 2, id" in html
-    assert "raised ZeroDivisionError; its traceback is under test_first" in html
+    # Under each test, a link to the cell, which shows the traceback.
+    for name in ("test_first", "test_second"):
+        assert (
+            f'setup.ipynb::test_{name[5:]}: <a href="#nb-1-cell-2">setup cell 2 raised '
+            "ZeroDivisionError</a>; its traceback is under that cell"
+        ) in html
+    assert "its traceback is under test_first" not in html
 
 
 def test_cells_show_this_runs_output_and_time_not_their_saved_outputs(
@@ -165,11 +132,12 @@ def test_the_header_has_the_totals_the_options_and_a_table_of_contents(
     assert re.search(
         r"1 failed, 1 passed, 1 skipped, 1 xfailed, 1 xpassed, 2 errors in [\d.]+s", html
     )
-    assert "<dt>devices</dt><dd>cpu</dd>" in html and "<dt>parameters</dt><dd>lr=0.5</dd>" in html
+    assert "<dt>devices</dt><dd>no test used a device (cpu asked for)</dd>" in html
+    assert "<dt>parameters</dt><dd>lr=0.5</dd>" in html
     # The notebooks in collection order, and a link to each failure's cell.
     assert html.index('href="#nb-1">b.ipynb') < html.index('href="#nb-2">a.ipynb')
     assert '<a href="#nb-2-cell-4">a.ipynb::test_fails</a>' in html
-    assert '<a href="#nb-1-cell-3">b.ipynb::test_first</a>' in html
+    assert '<a href="#nb-1-cell-2">b.ipynb, setup cell 2 (id ' in html  # what errored both
     assert 'id="nb-2-cell-4"' in html
 
 
@@ -225,6 +193,10 @@ def test_under_xdist_the_controller_writes_every_workers_results(
     cells = Elements(html).cells()
     assert cells["nb-1-cell-4"] == "failed" and cells["nb-2-cell-2"] == "error"
     assert "set up in this run" in html  # a worker's setup cell output reached the page
+    # What errored b's tests reached the controller: one entry, at the cell that raised.
+    entry = re.search(r'<a href="#nb-2-cell-2">b\.ipynb, setup cell 2 \(id .*?</li>', html)
+    assert entry is not None and "errored 2 tests: " in entry.group(0)
+    assert {"test_first", "test_second"} <= set(re.findall(r"test_\w+", entry.group(0)))
     assert (pytester.path / "s.md").read_text().startswith("### ❌ ntdd")
 
 
@@ -249,44 +221,6 @@ def test_the_page_loads_nothing_from_the_network(notebook: Any, pytester: pytest
 
 # -- in a real browser ---------------------------------------------------------
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None, reason="needs Chromium (apt-get install chromium), as .ci/run installs it"
-)
-# Headless as root, with Chromium's own background traffic off as far as flags allow.
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-CLOSED_NETWORK = ["--proxy-server=http://127.0.0.1:9", "--host-resolver-rules=MAP * ~NOTFOUND"]
-CHROMIUMS_OWN = re.compile(r"^https?://([\w-]+\.)*(google\.com|googleapis\.com|gvt1\.com)/")
-
-
-def chromium(page: Path, tmp: Path, *options: str) -> str:
-    profile = tmp / f"profile-{len(list(tmp.glob('profile-*')))}"
-    profile.mkdir()
-    assert CHROMIUM is not None
-    done = subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *options, page.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    return done.stdout
-
-
-def requests_in(net_log: Path) -> list[str]:
-    """The URLs Chromium's net log shows requested, less Chromium's own services."""
-    urls = re.findall(r'"url":\s*"([^"]+)"', net_log.read_text(errors="replace"))
-    return sorted({u for u in urls if u.startswith(("http", "ws")) and not CHROMIUMS_OWN.match(u)})
-
 
 @needs_chromium
 def test_in_chromium_offline_the_dom_has_every_verdict_and_message(
@@ -306,7 +240,7 @@ def test_in_chromium_offline_the_dom_has_every_verdict_and_message(
     cells = Elements(dom).cells()
     assert [cells[f"nb-1-cell-{i}"] for i in range(3, 8)] == VERDICTS
     assert cells["nb-2-cell-2"] == "error"
-    assert "a.ipynb::test_fails: AssertionError: x is not two" in dom
+    assert "a.ipynb::test_fails" in dom and "AssertionError: x is not two" in dom
     assert "ZeroDivisionError: division by zero" in dom
     assert requests_in(net_log) == []
 

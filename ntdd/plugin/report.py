@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,52 +21,24 @@ import pytest
 from ntdd.errors import SetupError
 from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.report_hooks import WHERE_NOTE, cell_of_test
+from ntdd.plugin.report_pins import pinned_cells
+from ntdd.plugin.report_values import (
+    NotebookResults,
+    OtherFailure,
+    RunResults,
+    SetupCellError,
+    TestResult,
+)
 from ntdd.plugin.smoke import NOTES as SMOKE_NOTES
 from ntdd.plugin.summary import _message as message_of
-from ntdd.plugin.summary import category_of
+from ntdd.plugin.summary import category_of, terminal_line
 from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.settings import settings_of
 
 MAX_OUTPUT = 20_000  # characters of one cell's stdout (or stderr) the page shows
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """One test's verdict, where it sits, and what it printed."""
-
-    __test__ = False
-
-    nodeid: str
-    outcome: str
-    device: str
-    cell: int | None  # the test cell, as Jupyter counts cells; None: in no cell
-    message: str = ""
-    traceback: str = ""
-    stdout: str = ""
-    stderr: str = ""
-    seconds: float = 0.0
-
-
-@dataclass
-class NotebookResults:
-    """What the run did with one notebook."""
-
-    path: Path
-    tests: list[TestResult] = field(default_factory=list)
-    cells: list[CellRun] = field(default_factory=list)
-
-
-@dataclass
-class RunResults:
-    """Everything the page shows, gathered from the reports."""
-
-    notebooks: list[NotebookResults]
-    counts: Counter[str]
-    collection_errors: list[tuple[str, str]]
-    options: list[tuple[str, str]]
-    seconds: float
 
 
 class ReportWriter:
@@ -81,6 +53,8 @@ class ReportWriter:
         self.first_seen: dict[str, str] = {}  # a notebook's first node id
         self.counts: Counter[str] = Counter()
         self.collection_errors: list[tuple[str, str]] = []
+        self.others: list[OtherFailure] = []
+        self.ran: dict[str, list[int]] = {}  # the setup cells each test ran
         self.started = time.monotonic()
 
     # -- where the tests run -------------------------------------------------
@@ -94,11 +68,14 @@ class ReportWriter:
             return report
         report.ntdd_notebook = str(runtime.cells.notebook)
         report.ntdd_device = _device(item)
+        where = cell_of_test(item)
+        report.ntdd_cell = where.index if where is not None else None
         error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, SetupError):  # its cell shows the traceback
             report.ntdd_message = str(error)
+            report.ntdd_setup_cell = asdict(SetupCellError.of(error))
         elif error is not None:
-            report.ntdd_traceback = notebook_traceback(error, runtime.cells.place_of)
+            report.ntdd_traceback = notebook_traceback(error, runtime.cells.place_of, _where_note)
         return report
 
     # -- where the results come together ---------------------------------------
@@ -122,15 +99,38 @@ class ReportWriter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         notebook = getattr(report, "ntdd_notebook", None)
         if notebook is None:
+            self._other(report)
             return
         results = self.notebooks.setdefault(notebook, NotebookResults(Path(notebook)))
         self.first_seen.setdefault(notebook, report.nodeid)
-        results.cells += [CellRun(**run) for run in getattr(report, "ntdd_cells", ())]
+        runs = [CellRun(**run) for run in getattr(report, "ntdd_cells", ())]
+        results.cells += runs
+        ran = self.ran.setdefault(report.nodeid, [])
+        ran += [run.index for run in runs]
+        if report.when == "teardown":
+            del self.ran[report.nodeid]
         outcome = category_of(self.config, report)
         if not outcome:
             return
         self.counts[outcome] += 1
-        results.tests.append(_result(report, outcome))
+        results.tests.append(_result(report, outcome, ran))
+
+    def _other(self, report: pytest.TestReport) -> None:
+        """Another plugin's failure (nbval's cell, a plain test): listed with ntdd's."""
+        outcome = category_of(self.config, report)
+        if not report.failed or not outcome:
+            return
+        props = dict(report.user_properties)
+        cell = props.get("cell")
+        self.others.append(
+            OtherFailure(
+                report.nodeid,
+                outcome,
+                message_of(report),
+                str(props.get("notebook", "")),
+                cell if isinstance(cell, int) else None,
+            )
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
@@ -149,13 +149,20 @@ class ReportWriter:
         def place(notebook: str) -> int:
             return self.order.get(self.first_seen[notebook], last)
 
-        ordered = sorted(self.notebooks, key=place)
+        ordered = [self.notebooks[n] for n in sorted(self.notebooks, key=place)]
+        settings = settings_of(self.config)
+        for notebook in ordered:
+            values = settings.parameters.for_notebook(notebook.path)
+            notebook.pinned = pinned_cells(notebook.path, values) if values else {}
+        tests = [test for notebook in ordered for test in notebook.tests]
         return RunResults(
-            notebooks=[self.notebooks[n] for n in ordered],
+            notebooks=ordered,
             counts=self.counts,
             collection_errors=self.collection_errors,
-            options=_options(self.config),
+            options=_options(self.config, tests),
             seconds=time.monotonic() - self.started,
+            totals=terminal_line(self.config),
+            others=self.others,
         )
 
 
@@ -176,23 +183,31 @@ def _runtime(item: pytest.Item) -> Runtime | None:
     return runtime if runtime is not None and runtime.points_at_cells else None
 
 
+def _where_note(note: str) -> bool:
+    """The note naming a failure's cell and line, for the terminal: the page's frames say it."""
+    return note.startswith(WHERE_NOTE)
+
+
 def _device(item: pytest.Item) -> str:
     return device_under_test(item) or ""
 
 
-def _result(report: pytest.TestReport, outcome: str) -> TestResult:
-    cell = dict(report.user_properties).get("cell")
+def _result(report: pytest.TestReport, outcome: str, ran: list[int]) -> TestResult:
+    cell = getattr(report, "ntdd_cell", None)
     problem = outcome not in ("passed", "xpassed")
+    setup_cell = getattr(report, "ntdd_setup_cell", None)
     return TestResult(
         nodeid=report.nodeid,
         outcome=outcome,
         device=getattr(report, "ntdd_device", ""),
-        cell=int(cell) if isinstance(cell, int) else None,
+        cell=cell if isinstance(cell, int) else None,
         message=_reason(report) if problem else "",
         traceback=getattr(report, "ntdd_traceback", "") if outcome in ("failed", "error") else "",
         stdout=_cap(_section(report, "stdout")),
         stderr=_cap(_section(report, "stderr")),
         seconds=report.duration if report.when == "call" else 0.0,
+        ran=tuple(dict.fromkeys(ran)),
+        setup_cell=SetupCellError(**setup_cell) if setup_cell else None,
     )
 
 
@@ -213,15 +228,7 @@ def _section(report: pytest.TestReport, stream: str) -> str:
 
 
 def _capped(run: CellRun) -> CellRun:
-    return CellRun(
-        run.index,
-        run.cell_id,
-        run.device,
-        run.seconds,
-        _cap(run.stdout),
-        _cap(run.stderr),
-        run.error,
-    )
+    return replace(run, stdout=_cap(run.stdout), stderr=_cap(run.stderr))
 
 
 def _cap(text: str) -> str:
@@ -232,7 +239,7 @@ def _cap(text: str) -> str:
     return f"{text[:MAX_OUTPUT]}\n… output capped: {left:,} more characters not shown\n"
 
 
-def _options(config: pytest.Config) -> list[tuple[str, str]]:
+def _options(config: pytest.Config, tests: list[TestResult]) -> list[tuple[str, str]]:
     """The run's options, as the page's header lists them."""
     settings = settings_of(config)
     parameters = [f"{name}={value}" for name, value in settings.parameters.common]
@@ -240,11 +247,26 @@ def _options(config: pytest.Config) -> list[tuple[str, str]]:
         parameters += [f"{path.name}: {name}={value}" for name, value in values]
     shard = config.getoption("ntdd_shard", None)
     return [
-        ("devices", ", ".join(settings.devices)),
+        ("devices", devices_run(settings.devices, tests)),
         ("parameters", ", ".join(parameters) or "none"),
         ("shard", shard.strip() if shard else "none (the whole run)"),
         *_smoke(config),
     ]
+
+
+def devices_run(asked: tuple[str, ...], tests: list[TestResult]) -> str:
+    """The devices tests ran on, and those asked for whose every test was skipped, with
+    the reason (`cpu; cuda skipped: torch.cuda.is_available() is False`)."""
+    used = {test.device for test in tests if test.device}
+    if not used:
+        return f"no test used a device ({', '.join(asked)} asked for)"
+    ran = [d for d in asked if any(t.device == d and t.outcome != "skipped" for t in tests)]
+    parts = [", ".join(ran) or "none ran"]
+    for device in (d for d in asked if d in used and d not in ran):
+        reason = next((t.message for t in tests if t.device == device and t.message), "")
+        reason = reason.removeprefix(f"{device}: ")
+        parts.append(f"{device} skipped" + (f": {reason}" if reason else ""))
+    return "; ".join(parts)
 
 
 def _smoke(config: pytest.Config) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from ntdd.plugin.places import failing_line
 from ntdd.runtime.protocol import Runtime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
+WHERE_NOTE = "in notebook "  # a failure's note: its place, where the frames are the module's
 
 
 class ReportHooks:
@@ -41,7 +42,7 @@ class ReportHooks:
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         runtime = runtime_of(item)
         ours = runtime if runtime is not None and runtime.points_at_cells else None
-        where = _test_cell(item)
+        where = cell_of_test(item)
         if where is not None and call.when == "setup":
             item.user_properties.extend(
                 [("notebook", where.notebook), ("cell", where.index), ("cell_id", where.id or "")]
@@ -110,8 +111,9 @@ class ReportHooks:
         return category, letter, f"{word} - {description}"
 
 
-def _test_cell(item: pytest.Item) -> CellLocation | None:
-    """The cell a test came from, found once per test."""
+def cell_of_test(item: pytest.Item) -> CellLocation | None:
+    """The cell a test came from, found once per test; None for a test in no cell of its own
+    (the test of the cells below the last test, an nbval item)."""
     if _cell_key in item.stash:
         return item.stash[_cell_key]
     module = notebook_module(item)
@@ -135,7 +137,7 @@ def _add_note(error: BaseException, item: pytest.Item) -> None:
         where = _failure_location(module, error.__traceback__)
     if where is None:
         return
-    _note(error, f"in notebook {where.describe()}")
+    _note(error, f"{WHERE_NOTE}{where.describe()}")
 
 
 def _name_assigned_below(error: BaseException, runtime: Runtime, index: int, reader: str) -> None:

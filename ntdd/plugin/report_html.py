@@ -19,7 +19,9 @@ from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.templates import template_dir
-from ntdd.plugin.report import NotebookResults, RunResults, TestResult
+from ntdd.plugin.report_markdown import clean_markdown_html
+from ntdd.plugin.report_places import failure_list, place_tests
+from ntdd.plugin.report_values import NotebookResults, RunResults, TestResult
 from ntdd.runtime.cell_log import CellRun
 
 # pytest's summary line: its order of words, and its colours.
@@ -69,6 +71,7 @@ def _exporter() -> Any:
     class ReportExporter(HTMLExporter):
         def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
             self.register_filter("highlight_code", Highlight())  # type: ignore[no-untyped-call]
+            self.register_filter("clean_html", clean_markdown_html)  # type: ignore[no-untyped-call]
             resources = self._init_resources(resources)  # type: ignore[no-untyped-call]
             return TemplateExporter.from_notebook_node(self, nb, resources)
 
@@ -100,23 +103,14 @@ class Highlight:
 
 
 def _header(run: RunResults, books: list[dict[str, Any]]) -> dict[str, Any]:
-    failures = [
-        {**test, "anchor": book["anchors"].get(test["cell"], book["anchor"])}
-        for book in books
-        for test in book["all"]
-        if test["outcome"] in ("failed", "error")
-    ]
-    failures += [
-        {"nodeid": nodeid, "outcome": "error", "message": message, "anchor": ""}
-        for nodeid, message in run.collection_errors
-    ]
+    totals, colour = run.totals or (_totals(run.counts), _colour(run.counts))
     return {
         "title": "ntdd report",
-        "totals": f"{_totals(run.counts)} in {run.seconds:.2f}s",
-        "colour": _colour(run.counts),
+        "totals": f"{totals} in {run.seconds:.2f}s",
+        "colour": colour if colour in ("red", "green", "yellow") else "yellow",
         "options": run.options,
         "notebooks": books,
-        "failures": failures,
+        "failures": failure_list(run, books),
     }
 
 
@@ -129,8 +123,9 @@ def _heading(notebook: NotebookResults, anchor: str) -> dict[str, Any]:
         "totals": _totals(counts),
         "colour": _colour(counts),
         "all": tests,
-        "elsewhere": [t for t in tests if t["cell"] is None],  # the test of the cells at the end
-        "anchors": {},
+        "elsewhere": [],  # tests in no cell the page shows
+        "anchors": {},  # each code cell's anchor, by its number
+        "raised": {run.index: run.message for run in notebook.cells if run.message},
         "problem": "",
     }
 
@@ -143,22 +138,28 @@ def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
     except NtddError as e:
         book["problem"] = f"the notebook could not be read again for this page: {e}"
         return [opening]
-    tests = _by_cell(book["all"])
+    book["anchors"] = {
+        cell.index: f"{book['anchor']}-cell-{cell.index}"
+        for cell in read.cells
+        if cell.cell_type == "code"
+    }
+    placed = place_tests(book)
+    book["elsewhere"] = placed.pop(None, [])
     runs = _runs_by_cell(notebook.cells)
     cells = [opening]
-    count = 0
     for cell in read.cells:
         anchor = f"{book['anchor']}-cell-{cell.index}"
         if cell.cell_type != "code":
             kind = "markdown" if cell.cell_type == "markdown" else "raw"
             cells.append(_cell_json(kind, anchor, cell.source, {"anchor": anchor}))
             continue
-        mine, ran = tests.get(cell.index, []), runs.get(cell.index, [])
-        count += bool(mine or ran)
-        code = _cell_json("code", anchor, cell.source, _cell_meta(anchor, mine, ran))
-        code.update(outputs=_outputs(mine, ran), execution_count=count if mine or ran else None)
+        mine, ran = placed.get(cell.index, []), runs.get(cell.index, [])
+        meta = _cell_meta(anchor, mine, ran, notebook.pinned.get(cell.index, ""))
+        code = _cell_json("code", anchor, cell.source, meta)
+        # The prompt is the cell's number, as every message names the cell ("cell 10").
+        prompt = cell.index if mine or ran else None
+        code.update(outputs=_outputs(mine, ran), execution_count=prompt)
         cells.append(code)
-        book["anchors"][cell.index] = anchor
     return cells
 
 
@@ -168,26 +169,30 @@ def _cell_json(kind: str, anchor: str, source: str, ntdd: dict[str, Any]) -> dic
     return {"id": anchor, "cell_type": kind, "source": source, "metadata": {"ntdd": ntdd}}
 
 
-def _cell_meta(anchor: str, tests: list[dict[str, Any]], runs: list[CellRun]) -> dict[str, Any]:
+def _cell_meta(
+    anchor: str, tests: list[dict[str, Any]], runs: list[CellRun], pinned: str
+) -> dict[str, Any]:
     error = next((run.error for run in runs if run.error), "")
     outcomes = [t["outcome"] for t in tests] + (["error"] if error else [])
-    seconds = [t["seconds"] for t in tests] or [run.seconds for run in runs[:1]]
+    own = [t for t in tests if not t["label"]]  # the cell's own tests, not one that ran it
+    seconds = [t["seconds"] for t in own] or [run.seconds for run in runs[:1]]
     notes = [f"{run.device}: output capped" for run in runs if "… output capped:" in run.stdout]
     return {
         "anchor": anchor,
-        "kind": "test" if tests else "setup" if runs else "not-run",
+        "kind": "test" if own else "setup" if runs else "not-run",
         "outcome": _worst(outcomes),
         "tests": tests,
         "seconds": _seconds(sum(seconds)) if seconds else "",
         "error": error,
         "notes": notes,
+        "pinned": pinned,
     }
 
 
 def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str, Any]]:
     """The cell's output in this run: its first device's run; a test cell's, each test's."""
     outputs = []
-    streams = [(t["stdout"], t["stderr"]) for t in tests]
+    streams = [(t["stdout"], t["stderr"]) for t in tests if not t["label"]]
     streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]
     for stdout, stderr in streams:
         for name, text in (("stdout", stdout), ("stderr", stderr)):
@@ -197,15 +202,7 @@ def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str,
 
 
 def _test(test: TestResult) -> dict[str, Any]:
-    return asdict(test)
-
-
-def _by_cell(tests: Iterable[dict[str, Any]]) -> dict[int, list[dict[str, Any]]]:
-    found: dict[int, list[dict[str, Any]]] = {}
-    for test in tests:
-        if test["cell"] is not None:
-            found.setdefault(test["cell"], []).append(test)
-    return found
+    return {**asdict(test), "label": "", "setup_anchor": ""}
 
 
 def _runs_by_cell(runs: Iterable[CellRun]) -> dict[int, list[CellRun]]:

@@ -110,6 +110,18 @@ def category_of(config: pytest.Config, report: pytest.TestReport) -> str:
     return str(status[0]) if isinstance(status, tuple) and status else ""
 
 
+def terminal_line(config: pytest.Config) -> tuple[str, str] | None:
+    """pytest's own summary line, less its time (`14 failed, 2 passed, 15 errors`), and its
+    colour: every plugin's tests counted (nbval's beside ntdd's) as the terminal counts
+    them; None where there is no terminal (`-p no:terminal`)."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    build = getattr(terminal, "build_summary_stats_line", None)
+    if build is None:
+        return None
+    parts, colour = build()
+    return ", ".join(str(text) for text, _ in parts), str(colour)
+
+
 def summary_writer(config: pytest.Config) -> SummaryWriter | None:
     """The plugin for `--ntdd-summary`, or None without it."""
     raw = config.getoption("ntdd_summary")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import sys
 import time
 import traceback
@@ -34,6 +35,7 @@ class CellRun:
     stdout: str
     stderr: str
     error: str = ""  # what it raised: the exception, then the notebook's frames
+    message: str = ""  # what it raised, in one line: `ModuleNotFoundError: No module named 'x'`
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict: report attributes must survive xdist's serialisation."""
@@ -98,11 +100,12 @@ def recorded(
     out, err = _Tee(sys.stdout), _Tee(sys.stderr)
     sys.stdout, sys.stderr = out, err
     start = time.perf_counter()
-    error = ""
+    error = message = ""
     try:
         yield
     except BaseException as e:
         error = describe(e)
+        message = traceback.format_exception_only(type(e), e)[0].strip()
         raise
     finally:
         seconds = time.perf_counter() - start
@@ -111,19 +114,40 @@ def recorded(
         if sys.stderr is err:
             sys.stderr = err._stream
         stdout, stderr = out.copy.getvalue(), err.copy.getvalue()
-        log.runs.append(CellRun(index, cell_id, device, seconds, stdout, stderr, error))
+        log.runs.append(CellRun(index, cell_id, device, seconds, stdout, stderr, error, message))
 
 
-def notebook_traceback(error: BaseException, place: Callable[[str, int], str | None]) -> str:
+def notebook_traceback(
+    error: BaseException,
+    place: Callable[[str, int], str | None],
+    hidden: Callable[[str], bool] = lambda note: False,
+) -> str:
     """*error* as Python prints it, with only the frames of the notebook's code: the part
     of a traceback a reader of the notebook can act on. *place* names a frame's file and
-    line as the notebook's cell and line, or says None for a frame that is not the notebook's.
+    line as the notebook's cell and line, or says None for a frame that is not the notebook's;
+    notes that *hidden* says yes to are left out (one naming the place the frames show).
     """
-    lines = []
+    entries: list[str] = []
     for frame in traceback.extract_tb(error.__traceback__):
         where = place(frame.filename, frame.lineno or 0)
         if where is not None:
-            lines.append(f"  {where}, in {frame.name}\n")
-            lines += [f"    {frame.line}\n"] if frame.line else []
+            entry = f"  {where}, in {frame.name}\n" + (f"    {frame.line}\n" if frame.line else "")
+            entries.append(entry)
+    lines = _once_each(entries)
     head = ["Traceback (most recent call last):\n", *lines] if lines else []
-    return "".join([*head, *traceback.format_exception_only(type(error), error)]).rstrip()
+    only = traceback.format_exception_only(type(error), error)
+    only = [only[0], *(line for line in only[1:] if not hidden(line.rstrip("\n")))]
+    return "".join([*head, *only]).rstrip()
+
+
+def _once_each(entries: list[str]) -> list[str]:
+    """A frame the same as the one before it shown once: a bare test cell's function and
+    the cell's code it runs are one line of the notebook, seen twice. A longer run
+    (recursion) says how long, as Python's traceback does."""
+    lines: list[str] = []
+    for entry, run in itertools.groupby(entries):
+        lines.append(entry)
+        count = len(list(run))
+        if count > 2:
+            lines.append(f"  [Previous line repeated {count - 1} more times]\n")
+    return lines

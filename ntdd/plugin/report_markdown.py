@@ -1,0 +1,44 @@
+"""A notebook's markdown on `--ntdd-report`'s page: rendered, and cleaned of what could
+take the page over.
+
+nbconvert's own cleaner (its `clean_html` filter) keeps bleach's dozen inline
+tags and escapes the rest, so that a heading or a paragraph showed as its HTML
+text (`<h1 id="Title">Title</h1>`). This one keeps what markdown writes
+(headings, paragraphs, lists, tables, code, rules, images) and escapes every
+other tag, so that `<meta http-equiv="refresh">`, `<style>`, `<form>`,
+`<input>`, `<base>`, `<script>` or `<iframe>` in a cell show as text. Links
+keep only http(s) and mailto targets, and in-page anchors.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TAGS = frozenset(
+    {
+        *("h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "div", "span"),
+        *("em", "strong", "b", "i", "u", "s", "del", "sup", "sub", "small", "mark", "kbd"),
+        *("a", "abbr", "acronym", "code", "pre", "blockquote", "img"),
+        *("ul", "ol", "li", "dl", "dt", "dd", "details", "summary"),
+        *("table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"),
+    }
+)
+_CELL = ["align", "colspan", "rowspan"]
+ATTRIBUTES = {  # each tag's, beside those of every tag ("*")
+    "*": ["class", "id", "title"],
+    "a": ["href"],
+    "img": ["src", "alt", "width", "height"],
+    "ol": ["start"],
+    "th": _CELL,
+    "td": _CELL,
+}
+PROTOCOLS = frozenset({"http", "https", "mailto"})
+
+
+def clean_markdown_html(html: Any) -> str:
+    """*html* (a markdown cell as nbconvert rendered it) with markdown's tags kept, and
+    every other tag escaped."""
+    import bleach
+
+    text = html.decode() if isinstance(html, bytes) else str(html)
+    return str(bleach.clean(text, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS))
