@@ -3,6 +3,7 @@
     git worktree add ../before <commit>
     python benchmarks/before_after.py ../before --rounds 6 collection tests
     python benchmarks/before_after.py ../before --rounds 10 real
+    python benchmarks/before_after.py ../before --rounds 5 alone   # one notebook a process
 
 Each measure runs as `run.py` runs its tools (a fresh pytest process, one
 plugin, bytecode cached, `OMP_NUM_THREADS=1`), with one checkout or the other
@@ -17,6 +18,7 @@ import argparse
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -129,7 +131,41 @@ def real(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
     print(f"real, after ÷ before: {ratio(figures['after'], figures['before']).describe(x)}")
 
 
-WORKLOADS = {"collection": collection, "tests": tests, "real": real}
+def alone(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
+    """The `real` chapters one per process, as a user runs one notebook: each checkout's
+    `pytest --ntdd`, the same cells as a plain pytest module, and `--nbval-lax`."""
+    folder = scratch / "alone"
+    notebooks = [p.name for p in workloads.real_chapters(folder)]
+    measures = {}
+    for nb in notebooks:
+        module = workloads.pytest_floor_module(folder / nb, folder).name
+        floor = pytest_cmd(None, module, cache=True)
+        measures[f"floor {nb}"] = cpu_of(paths["after"], floor, folder)
+        measures[f"nbval {nb}"] = cpu_of(
+            paths["after"], pytest_cmd("nbval", "--nbval-lax", nb, cache=True), folder
+        )
+        for name, path in paths.items():
+            command = pytest_cmd("ntdd", "--ntdd", nb, cache=True)
+            measures[f"{name} {nb}"] = cpu_of(path, command, folder)
+    figures = interleaved(measures, rounds)
+    over: dict[str, list[float]] = {"before": [], "after": [], "after ÷ before": [], "nbval": []}
+    heads = ("floor", "before ÷ floor", "after ÷ floor", "after ÷ before", "nbval-lax ÷ after")
+    print(f"| notebook | {' | '.join(heads)} |")
+    print("|---|---|---|---|---|---|")
+    for nb in notebooks:
+        floor = figures[f"floor {nb}"]
+        row = [ratio(figures[f"{name} {nb}"], floor) for name in paths]
+        row.append(ratio(figures[f"after {nb}"], figures[f"before {nb}"]))
+        row.append(ratio(figures[f"nbval {nb}"], figures[f"after {nb}"]))
+        for key, figure in zip(over, row, strict=True):
+            over[key].append(figure.median)
+        cells = " | ".join(figure.describe(x) for figure in row)
+        print(f"| {nb} | {floor.describe(lambda v: f'{v:.2f} s')} | {cells} |")
+    medians = " | ".join(x(statistics.median(values)) for values in over.values())
+    print(f"| median of the notebooks | | {medians} |")
+
+
+WORKLOADS = {"collection": collection, "tests": tests, "real": real, "alone": alone}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

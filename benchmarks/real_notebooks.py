@@ -29,7 +29,10 @@ else the notebook under `--ntdd-run-untested`), `pytest --ntdd`, `pytest
 --nbval-lax` and the same cells as plain pytest modules
 (`workloads.pytest_floor_module`, no notebook plugin), one notebook per
 process, turn about after a warm-up round; CPU time (user + system, kernels
-included), ratios round by round, per notebook and their median.
+included), ratios round by round, per notebook and their median. The floor's
+modules are read from pytest's bytecode cache, so `--ntdd` reads its
+notebooks' modules from its module cache, as a second run of a user's does;
+`--cold` renders them every run, as these figures were taken before.
 """
 
 from __future__ import annotations
@@ -172,7 +175,12 @@ def tests_table(names: list[str], kernel: Tests, alone: Tests, together: Tests) 
 
 
 def cost(
-    places: dict[str, Path], untested: set[str], rounds: int, warmup: int, heavy: float
+    places: dict[str, Path],
+    untested: set[str],
+    rounds: int,
+    warmup: int,
+    heavy: float,
+    cold: bool = False,
 ) -> list[str]:
     """ntdd, nbval-lax and the pytest floor on each heavy notebook, turn about; CPU, paired.
 
@@ -187,7 +195,8 @@ def cost(
         floor.mkdir(exist_ok=True)
         module = workloads.pytest_floor_module(folder / name, floor)
         extra = ["--ntdd-run-untested"] if name in untested else []
-        measures[f"ntdd {name}"] = Timed(pytest_cmd("ntdd.plugin", "--ntdd", *extra, name), folder)
+        ntdd = pytest_cmd("ntdd.plugin", "--ntdd", *extra, name, cache=not cold)
+        measures[f"ntdd {name}"] = Timed(ntdd, folder)
         measures[f"nbval {name}"] = Timed(
             pytest_cmd("nbval.plugin", "--nbval-lax", name, "--nbval-cell-timeout=300"), folder
         )
@@ -243,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--heavy", type=float, default=3.0, help="CPU seconds (default 3)")
+    parser.add_argument("--cold", action="store_true", help="--ntdd without its module cache")
     parser.add_argument("--only", help="only the notebooks whose file name holds this")
     parser.add_argument("--no-timing", action="store_true", help="the agreement only")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
@@ -274,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             ends = [n for n in names if kernel[n] is None]  # the notebooks Run All runs through
             places = {n: target if n in checks else folder for n in ends}
             untested = {n for n in ends if n not in checks}
-            lines += ["", *cost(places, untested, args.rounds, args.warmup, args.heavy)]
+            lines += ["", *cost(places, untested, args.rounds, args.warmup, args.heavy, args.cold)]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     text = "\n".join(lines) + "\n"

@@ -33,11 +33,6 @@ from ntdd.errors import ConfigError
 from ntdd.parameters import Parameters
 from ntdd.parameters import parse_table as parse_parameters
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_names")
 KEYS = frozenset(
     {
@@ -99,6 +94,10 @@ def load_config(start: Path | None = None) -> Config:
     pyproject = find_pyproject((start or Path.cwd()).resolve())
     if pyproject is None:
         return Config()
+    if sys.version_info >= (3, 11):  # imported here: a run without a pyproject.toml needs none
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:

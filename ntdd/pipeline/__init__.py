@@ -15,9 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Values
-from ntdd.pipeline.plan import make_plan
 from ntdd.values import Notebook, Plan
 
 
@@ -45,6 +43,11 @@ def build_module(
     its (empty) module. *run_untested* is `make_plan`'s: a notebook without
     tests gets the one test that runs it to its end.
     """
+    # Imported here: the pytest side imports this package for its templates' folder
+    # (`pipeline.templates`), and a run whose notebooks are all cached plans none.
+    from ntdd.notebook.read import read_notebook
+    from ntdd.pipeline.plan import make_plan
+
     read = notebook if isinstance(notebook, Notebook) else read_notebook(notebook)
     plan = make_plan(read, parameters, run_untested)
     if not plan.tests and plan.end is None and not render_empty:

@@ -31,7 +31,6 @@ from ntdd.format.paths import module_path
 from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
-from ntdd.pipeline import build_module
 from ntdd.pipeline.templates import module_templates
 from ntdd.plugin.module_cache import Entry, ModuleCache
 from ntdd.runtime.rewrite import compile_rewritten
@@ -102,7 +101,11 @@ class NotebookModule(pytest.Module):
         return stored
 
     def _collect(self, path: Path, data: bytes) -> Entry:
-        """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts."""
+        """Read, plan, render (in memory: no hashes) and compile, with rewritten asserts.
+
+        The pipeline is imported here: a notebook found in the module cache needs none."""
+        from ntdd.pipeline import build_module
+
         settings = settings_of(self.config)
         parameters = settings.parameters.for_notebook(self.path)
         notebook = notebook_of_bytes(data, path)

@@ -82,7 +82,7 @@ class ProcessState:
     recursion_limit: int
     warning_filters: tuple[Any, ...] | None  # None: left as they are (see NotebookFilters)
     random_state: Any
-    numpy_state: Any = None  # numpy's global generator, when numpy is imported
+    numpy_state: Any = None  # numpy's global generator, when numpy.random is imported
     torch: TorchState | None = None  # when torch is imported
     seed: int = 0  # seeds the generators a state has none of (imported after the capture)
     argv: tuple[str, ...] = ()  # sys.argv; () where it is not put back
@@ -93,7 +93,10 @@ class ProcessState:
 
         The seed is drawn from a copy of `random`'s state: a run whose `random`
         was seeded (pytest-randomly's `--randomly-seed=N`) seeds numpy and torch
-        alike each time; any other run, as random as a new kernel.
+        alike each time; any other run, as random as a new kernel. numpy's
+        generator is seeded where `numpy.random` has been imported (pytest-randomly
+        imports it); before that there is none to seed, and its import seeds it
+        as a new kernel's.
         """
         draw = random.Random()
         draw.setstate(random.getstate())
@@ -363,6 +366,12 @@ def _usable(torch: Any) -> bool:
 
 
 def _numpy_state(numpy: Any) -> Any:
+    """numpy's global generator's state; None where numpy or `numpy.random` is not
+    imported. `numpy.random` loads on first use (numpy's own lazy `__getattr__`):
+    asking the module for it would import it, 10 ms a run, for a generator that
+    nothing has drawn from yet, and whose import seeds it afresh, as in a new kernel."""
+    if numpy is None or "numpy.random" not in sys.modules:
+        return None
     random_module = getattr(numpy, "random", None)
     get_state = getattr(random_module, "get_state", None)
     return get_state() if get_state is not None else None

@@ -15,6 +15,7 @@ import functools
 import importlib
 import inspect
 import keyword
+import re
 import sys
 import types
 from collections.abc import Callable
@@ -26,6 +27,21 @@ from ntdd.errors import CannotRunUnderTest, NotUnderNtdd
 from ntdd.runtime.notes import note
 
 _NO_VAR_EXPAND = "_ipython_magic_no_var_expand"  # IPython's MAGIC_NO_VAR_EXPAND_ATTR
+
+
+def _assigns(line: str) -> bool:
+    """Whether IPython's `LineInfo(line)` finds a name followed by `=` or `,`
+    (`x = 1`, `x == y`, `x, y = y, x`), which its automagic never takes for a
+    magic: its `ifun` is the line's first run of word characters where no `.` or
+    `*` follows it (its pattern takes those too), and `the_rest` what follows,
+    stripped."""
+    found = _WORD.match(line)
+    if found is None or line[found.end() : found.end() + 1] in (".", "*"):
+        return False
+    return line[found.end() :].lstrip()[:1] in ("=", ",")
+
+
+_WORD = re.compile(r"\w+")
 
 
 class RunsMagics:
@@ -62,6 +78,8 @@ class RunsMagics:
     def automagic(self, line: str) -> str | None:
         """A one-line cell that calls a magic without `%` (`cd data`), as IPython's
         automagic reads it; None when the line is Python (or names no magic)."""
+        if _assigns(line):
+            return None  # most one-line cells (`x = 1`): no IPython import to say so
         from IPython.core.splitinput import LineInfo
 
         info = LineInfo(line)
