@@ -10,6 +10,7 @@
     smoke = true                  # `pytest --ntdd` runs every notebook in smoke mode
     smoke_batches = 4             # ...where a DataLoader yields at most 4 batches a pass
     smoke_epochs = 2              # ...and a training loop runs at most 2 times
+    smoke_examples = 16           # ...over at most 16 examples of a Dataset it iterates itself
     skip_eval_false = true        # cells marked `#| eval: false` are left out, as nbdev_test does
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
@@ -28,12 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ntdd.defaults import DEFAULT_SMOKE_BATCHES, DEFAULT_SMOKE_EPOCHS, DEFAULT_SMOKE_NAMES
+from ntdd.defaults import (
+    DEFAULT_SMOKE_BATCHES,
+    DEFAULT_SMOKE_EPOCHS,
+    DEFAULT_SMOKE_EXAMPLES,
+    DEFAULT_SMOKE_NAMES,
+)
 from ntdd.errors import ConfigError
 from ntdd.parameters import Parameters
 from ntdd.parameters import parse_table as parse_parameters
 
-SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_names")
+SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_examples", "smoke_names")
 KEYS = frozenset(
     {
         "output",
@@ -55,13 +61,16 @@ class Smoke:
 
     batches: int = DEFAULT_SMOKE_BATCHES  # a DataLoader's batches per pass
     epochs: int = DEFAULT_SMOKE_EPOCHS  # a training loop's passes
+    examples: int = DEFAULT_SMOKE_EXAMPLES  # a Dataset's examples a pass of a training loop
     names: tuple[str, ...] = DEFAULT_SMOKE_NAMES  # integers of these names: at most `epochs`
 
     def describe(self) -> str:
         """The caps, as the header and the report say them."""
         return (
             f"a DataLoader yields at most {self.batches} batch(es) a pass, a training loop "
-            f"runs at most {self.epochs} time(s), and so do {', '.join(self.names)}"
+            f"runs at most {self.epochs} time(s), and so do {', '.join(self.names)}; "
+            f"a Dataset a training loop iterates itself yields at most {self.examples} "
+            "example(s) a pass"
         )
 
 
@@ -159,10 +168,12 @@ def parse_smoke(given: dict[str, Any], where: str) -> Smoke:
     """The caps of a smoke run, from `{"smoke_batches": 8, "smoke_names": "epochs,steps"}`."""
     batches = given.get("smoke_batches", DEFAULT_SMOKE_BATCHES)
     epochs = given.get("smoke_epochs", DEFAULT_SMOKE_EPOCHS)
+    examples = given.get("smoke_examples", DEFAULT_SMOKE_EXAMPLES)
     names = given.get("smoke_names", DEFAULT_SMOKE_NAMES)
     return Smoke(
         batches=_count(batches, "smoke_batches", where),
         epochs=_count(epochs, "smoke_epochs", where),
+        examples=_count(examples, "smoke_examples", where),
         names=_names(names, where),
     )
 

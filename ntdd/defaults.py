@@ -7,9 +7,11 @@ from typing import Any
 DEFAULT_DEVICES = ("cpu", "cuda")
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook test, setup included
 # Smoke runs (`--ntdd-smoke`): batches a DataLoader yields per pass, passes of a training
-# loop, and the names whose integer values are capped at that many passes.
+# loop, examples a Dataset yields to a training loop that iterates it itself, and the names
+# whose integer values are capped at that many passes.
 DEFAULT_SMOKE_BATCHES = 4
 DEFAULT_SMOKE_EPOCHS = 2
+DEFAULT_SMOKE_EXAMPLES = 16
 DEFAULT_SMOKE_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "max_steps", "max_iters")
 
 # The docs page of the `# TEST` grammar, where messages send someone who has no test yet.

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import requires_torch, run, sha
+from conftest import export, requires_torch, run, sha
 
 from ntdd.commands.cli import main as ntdd_main
 from ntdd.config import Smoke
@@ -136,6 +136,84 @@ def test_a_loop_whose_body_trains_only_through_what_it_calls_is_capped_as_it_run
     run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)
 
 
+def test_a_loop_that_calls_backward_through_helpers_the_cell_defines_is_capped(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """No optimizer and no DataLoader: only the cell's code says the loop trains."""
+    notebook(
+        [
+            "import torch\ntorch.manual_seed(0)\nX = torch.randn(64, 2)\n"
+            "t = X @ torch.tensor([2.0, -1.0])\nw = torch.zeros(2, requires_grad=True)",
+            "def loss_of():\n    return ((X @ w - t) ** 2).mean()\n\n\n"
+            "def step():\n    loss_of().backward()\n    with torch.no_grad():\n"
+            "        w.sub_(0.1 * w.grad)\n        w.grad = None\n\n\n"
+            "def one_epoch():\n    step()\n\n\n"
+            "steps = 0\nfor epoch in range(300):\n    one_epoch()\n    steps += 1",
+            "# TEST: the steps\nassert steps == STEPS",
+        ]
+    )
+    pytester.makeconftest("import builtins, os\nbuiltins.STEPS = int(os.environ['STEPS'])\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("STEPS", "2")
+        result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(
+            ["*nb.ipynb (setup cell 2*), line 17: a training loop stopped after 2 of 300"]
+        )
+        patch.setenv("STEPS", "300")
+        run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+
+
+def test_a_dataset_a_training_loop_iterates_itself_yields_the_smoke_examples_a_pass(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """A Dataset (a Subset too) iterated by a loop that trains, not through a DataLoader,
+    is cut to its first examples; the same Dataset anywhere else, and other iterables in
+    a training loop, run whole."""
+    notebook(
+        [
+            SETUP + "\nfrom torch.utils.data import Subset\ntrain_set = TensorDataset(X, y)",
+            "def sgd(xb, yb):\n    opt.zero_grad()\n"
+            "    nn.functional.cross_entropy(model(xb[None]), yb[None]).backward()\n"
+            "    opt.step()\n\n\n"
+            "seen, chunks = [], 0\nfor epoch in range(3):\n    for xb, yb in train_set:\n"
+            "        sgd(xb, yb)\n        seen.append(epoch)\n"
+            "    for xb, yb in [(X[:10], y[:10])] * 7:\n"
+            "        model(xb).sum()\n        chunks += 1\n"
+            "subset = 0\nfor xb, yb in Subset(train_set, range(100)):\n"
+            "    sgd(xb, yb)\n    subset += 1\n"
+            "whole = sum(1 for _ in train_set)",
+            "# TEST: the counts\nassert (len(seen), chunks, subset, whole) == EXPECTED",
+        ]
+    )
+    pytester.makeconftest(
+        "import builtins, os\n"
+        "builtins.EXPECTED = tuple(int(n) for n in os.environ['EXPECTED'].split(','))\n"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EXPECTED", "10,14,5,640")  # two epochs of 5 examples, the subset's 5
+        result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-examples", "5", "nb.ipynb")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(
+            [
+                "ntdd: smoke mode capped:",
+                "*(setup cell 2*), line 8: a training loop stopped after 2 of 3",
+                "*(setup cell 2*), line 9: a Dataset's pass cut to 5 of 640 examples (2 times)",
+                "*(setup cell 2*), line 16: a Dataset's pass cut to 5 of 100 examples",
+            ]
+        )
+        patch.setenv("EXPECTED", "6,14,3,640")
+        pytester.makepyprojecttoml("[tool.ntdd]\nsmoke = true\nsmoke_examples = 3\n")
+        run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
+        patch.setenv("EXPECTED", "8,14,4,640")
+        run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke_examples=4").assert_outcomes(passed=1)
+        patch.setenv("EXPECTED", "1920,21,100,640")
+        run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke=false").assert_outcomes(passed=1)
+        bad = run(pytester, "--ntdd", "nb.ipynb", "--ntdd-smoke-examples", "none")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*smoke_examples must be a whole number >= 1, got 'none'"])
+
+
 def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -184,7 +262,7 @@ def test_a_notebook_with_nothing_to_cap_runs_as_without_the_option_and_no_file_c
     before = sha(path)
     result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["ntdd: smoke mode capped nothing"])
+    result.stdout.fnmatch_lines(["ntdd: smoke mode was on and capped nothing: *"])
     assert sha(path) == before
     caps = Smoke()
     for cell in ("total = 0\nfor i in range(10):\n    total += i", "for x in loader:\n    f(x)"):
@@ -229,6 +307,35 @@ def test_the_header_and_the_report_say_smoke_mode_ran_and_what_it_capped_where(
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "smoke mode capped" in page
     assert "nb.ipynb (setup cell 2, id " in page and "line 1: a training loop stopped" in page
+
+
+@pytest.mark.parametrize("how", ["collected", "exported"])
+def test_with_nothing_to_cap_the_header_still_says_smoke_mode_is_on_and_the_end_that_it_cut_nothing(
+    notebook: Any, pytester: pytest.Pytester, how: str
+) -> None:
+    """An exported module under plain pytest wakes ntdd after the header: it says so then."""
+    path = notebook(
+        ["total = 0\nfor i in range(10):\n    total += i", "# TEST\nassert total == 45"]
+    )
+    target = "nb.ipynb"
+    if how == "exported":
+        assert export(path) == 0
+        target = "test_nb.py"
+    args = ("--ntdd",) if how == "collected" else ()
+    result = run(pytester, *args, "--ntdd-smoke", target)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "ntdd: smoke mode: a DataLoader yields at most 4 batch(es) a pass, *",
+            "collected 1 item",
+            "*",
+            "ntdd: smoke mode was on and capped nothing: every loop and DataLoader ran in full",
+        ]
+    )
+    assert result.stdout.str().count("ntdd: smoke mode: ") == 1
+    plain = run(pytester, *args, target)
+    plain.assert_outcomes(passed=1)
+    assert "smoke mode" not in plain.stdout.str()
 
 
 def test_smoke_mode_comes_from_the_ini_or_pyproject_and_a_bad_cap_is_a_usage_error(

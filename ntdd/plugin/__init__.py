@@ -29,6 +29,7 @@ from ntdd.defaults import (
     DEFAULT_DEVICES,
     DEFAULT_SMOKE_BATCHES,
     DEFAULT_SMOKE_EPOCHS,
+    DEFAULT_SMOKE_EXAMPLES,
     DEFAULT_SMOKE_NAMES,
     DEFAULT_TIMEOUT,
 )
@@ -118,6 +119,11 @@ def _smoke_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     for name, what, default in (
         ("batches", "batches a DataLoader yields per pass", DEFAULT_SMOKE_BATCHES),
         ("epochs", "times a training loop runs (and the --ntdd-smoke-names)", DEFAULT_SMOKE_EPOCHS),
+        (
+            "examples",
+            "examples a Dataset yields a pass to a training loop that iterates it itself",
+            DEFAULT_SMOKE_EXAMPLES,
+        ),
     ):
         group.addoption(
             f"--ntdd-smoke-{name}",
@@ -378,7 +384,7 @@ def _smoke(config: pytest.Config, file: Config) -> Smoke | None:
         return None
     caps = dict(file.smoke_caps)
     where = {key: str(file.source) for key in caps}
-    for key in ("smoke_batches", "smoke_epochs", "smoke_names"):
+    for key in ("smoke_batches", "smoke_epochs", "smoke_examples", "smoke_names"):
         given = config.getoption(f"ntdd_{key}")
         if given:
             caps[key], where[key] = given, f"--ntdd-{key.replace('_', '-')}"

@@ -9,6 +9,7 @@ travel from the workers on each report (`ntdd_smoke`), as the report's own do.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Generator
 from typing import Any
@@ -21,6 +22,7 @@ from ntdd.runtime.smoke_run import SmokeRun
 
 FULL_RUN = "full_run"
 NEEDS_THE_FULL_RUN = "needs the full run: skipped in smoke mode (--ntdd-smoke)"
+NOTHING_CAPPED = "ntdd: smoke mode was on and capped nothing: every loop and DataLoader ran in full"
 
 
 class SmokeNotes:
@@ -31,11 +33,17 @@ class SmokeNotes:
         self.counts: Counter[tuple[str, str]] = Counter()
 
     def lines(self) -> list[str]:
-        """One line a place: where, what was cut, and how many times."""
+        """One line a place, in the notebooks' order: where, what was cut, how many times."""
         return [
             f"{where}: {what}" + (f" ({count} times)" if count > 1 else "")
-            for (where, what), count in sorted(self.counts.items())
+            for (where, what), count in sorted(self.counts.items(), key=_in_order)
         ]
+
+
+def _in_order(note: tuple[tuple[str, str], int]) -> list[tuple[str, int]]:
+    """A note's place as text and numbers: cell 2 before cell 10, line 9 before line 16."""
+    (where, what), _ = note
+    return [(text, int(number or 0)) for text, number in re.findall(r"(\D*)(\d*)", where + what)]
 
 
 NOTES = pytest.StashKey[SmokeNotes]()
@@ -51,9 +59,23 @@ class SmokeHooks:
     def __init__(self, config: pytest.Config, caps: Smoke) -> None:
         self.run = SmokeRun(caps)
         self.notes = config.stash.setdefault(NOTES, SmokeNotes(caps))
+        self.announced = False  # the header said smoke mode is on
+
+    def header(self) -> str:
+        return f"ntdd: smoke mode: {self.run.caps.describe()}; tests marked @full_run are skipped"
 
     def pytest_report_header(self, config: pytest.Config) -> list[str]:
-        return [f"ntdd: smoke mode: {self.run.caps.describe()}; tests marked @full_run are skipped"]
+        self.announced = True
+        return [self.header()]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Where ntdd woke after the header (exported modules without `--ntdd`): say it now."""
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if self.announced or reporter is None or hasattr(session.config, "workerinput"):
+            return
+        self.announced = True
+        if reporter.showheader and not reporter.no_header:
+            reporter.write_line(self.header())
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
@@ -97,7 +119,7 @@ class SmokeHooks:
             return
         lines = self.notes.lines()
         if not lines:
-            terminalreporter.write_line("ntdd: smoke mode capped nothing")
+            terminalreporter.write_line(NOTHING_CAPPED)
             return
         terminalreporter.write_line("ntdd: smoke mode capped:")
         for line in lines:

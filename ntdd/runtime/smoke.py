@@ -2,39 +2,42 @@
 
 A setup cell is compiled with its caps written in, and its source (the
 notebook file) is never touched; a cell with nothing to cap compiles as it
-always does (`compile_cell` returns None). Three things are capped:
+always does (`compile_cell` returns None). What is capped:
 
 - a `for` loop over `range(n)`, `tqdm(range(n))` or `trange(n)`, at the cell's
   top level or at the top level of a function the cell defines and calls,
-  whose body trains: it calls `.backward()` or `.step()` (then it is sure),
-  or it iterates a DataLoader or steps an optimizer through the code it
-  calls (seen as it runs, by `ntdd.runtime.smoke_run`). It runs at most the
-  run's epochs times; such a loop inside one (a hand-written loop over
-  batches) at most its batches times;
+  whose body trains: it calls `.backward()` or `.step()`, itself or through a
+  function the cell defines (then it is sure), or it iterates a DataLoader or
+  steps an optimizer through the code it calls (seen as it runs, by
+  `ntdd.runtime.smoke_run`). It runs at most the run's epochs times; such a
+  loop inside one (a hand-written loop over batches) at most its batches
+  times;
+- a `for` loop over a `torch.utils.data.Dataset` itself, not a DataLoader
+  (`for x, y in train_set:`, a `Subset` too), that trains the same way: at
+  the top level where its body surely trains, or inside a training loop. It
+  sees at most the run's examples a pass, the first ones, as a `Subset` of
+  them would; any other iterable runs as written;
 - an integer literal given to one of the smoke names (`max_epochs=10`,
   `num_epochs = 200`, `def train(epochs=100)`): at most the epochs;
-- neither where a test-only parameter of the run (`--ntdd-param`) is named:
+- none of these where a test-only parameter of the run (`--ntdd-param`) is named:
   the parameter pins it.
 
-The capped code calls this module's `loop`, `trange` and `value` as it runs;
-each notes what it cut, at the cell and line, in the active smoke run.
+The capped code calls `ntdd.runtime.smoke_loops` as it runs; each of its
+helpers notes what it cut, at the cell and line, in the active smoke run.
 """
 
 from __future__ import annotations
 
 import ast
-import sys
 import types
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ntdd.cells.cell_code import quiet_syntax_warnings, to_python
 from ntdd.config import Smoke
-from ntdd.runtime import steps
+from ntdd.runtime import smoke_loops, steps
 from ntdd.runtime.settings import settings_of
-from ntdd.runtime.smoke_run import ACTIVE
 
 if TYPE_CHECKING:
     import pytest
@@ -79,56 +82,6 @@ def compile_cell(
     return compiled
 
 
-# -- what the capped code calls as it runs ----------------------------------
-
-
-@dataclass
-class Loop:
-    """A training loop's values: at most *cap* of them once its body is seen to train."""
-
-    values: Any  # a range
-    cap: int
-    where: str
-    sure: bool = False  # its body calls `.backward()` or `.step()`
-
-    def __len__(self) -> int:
-        return len(self.values)  # what `tqdm` shows as the total: the loop as written
-
-    def __iter__(self) -> Iterator[Any]:
-        run = ACTIVE.get()
-        start = run.work if run is not None else 0
-        for n, item in enumerate(self.values):
-            if n >= self.cap and run is not None and (self.sure or run.work > start):
-                run.note(self.where, f"a training loop stopped after {self.cap} of {len(self)}")
-                return
-            yield item
-
-
-def loop(values: Any, cap: int, where: str, sure: bool = False) -> Any:
-    """`for epoch in range(n)`, capped; anything but a range runs as written."""
-    return Loop(values, cap, where, sure) if isinstance(values, range) else values
-
-
-def trange(
-    function: Any, args: tuple[Any, ...], kwargs: dict[str, Any], cap: int, where: str, sure: bool
-) -> Any:
-    """`trange(n, ...)`, capped: tqdm's own over a capped `range(n)`."""
-    tqdm = getattr(sys.modules.get(getattr(function, "__module__", ""), None), "tqdm", None)
-    if not callable(tqdm):
-        return function(*args, **kwargs)  # a `trange` of the notebook's own
-    return tqdm(Loop(range(*args), cap, where, sure), **kwargs)
-
-
-def value(given: Any, cap: int, where: str, name: str) -> Any:
-    """`max_epochs=10`, capped at *cap*; anything but an integer as written."""
-    if isinstance(given, bool) or not isinstance(given, int) or given <= cap:
-        return given
-    run = ACTIVE.get()
-    if run is not None:
-        run.note(where, f"{name}={given} capped to {cap}")
-    return cap
-
-
 # -- the transform ------------------------------------------------------------
 
 
@@ -140,6 +93,7 @@ class _Capping:
         self.filename = filename
         self.pinned = pinned
         self.changed = False
+        self.trainers: frozenset[str] = frozenset()  # the cell's functions that train
 
     def visit_cell(self, tree: ast.Module) -> ast.Module:
         called = {
@@ -147,6 +101,7 @@ class _Capping:
             for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
         }
+        self.trainers = _trainers(tree.body)
         self._body(tree.body, depth=0)
         for node in tree.body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -183,19 +138,18 @@ class _Capping:
         return any(isinstance(n, (ast.Call, ast.For)) for b in node.body for n in ast.walk(b))
 
     def _sure(self, node: ast.For) -> bool:
-        return any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TRAINS
-            for b in node.body
-            for n in ast.walk(b)
-        )
+        """A body that calls `.backward()` or `.step()`, or a function of the cell that does."""
+        return _calls_training(node.body, self.trainers)
 
     def _cap_loop(self, node: ast.For, depth: int) -> bool:
-        """Cap a loop over a range (or tqdm's); whether it was one."""
+        """Cap a loop over a range (or tqdm's), or over what may be a Dataset; whether it was."""
         if depth > 1:
             return False
         cap = self.caps.epochs if depth == 0 else self.caps.batches
         found = _range_call(node.iter)
-        if found is None or self._pins(found[1]):
+        if found is None:
+            return self._cap_examples(node, depth)
+        if self._pins(found[1]):
             return False
         kind, call = found
         arguments = [
@@ -219,7 +173,18 @@ class _Capping:
         self.changed = True
         return True
 
-    def _pins(self, call: ast.Call) -> bool:
+    def _cap_examples(self, node: ast.For, depth: int) -> bool:
+        """`for x, y in train_set:` in a training loop, or one that surely trains: capped as it
+        runs where it iterates a Dataset (`examples`)."""
+        sure = self._sure(node)
+        if not (sure or depth == 1) or self._pins(node.iter):
+            return False
+        arguments = [ast.Constant(self.caps.examples), ast.Constant(self._where(node))]
+        node.iter = _calling("examples", node.iter, *arguments, ast.Constant(sure))
+        self.changed = True
+        return True
+
+    def _pins(self, call: ast.expr) -> bool:
         """Whether a test-only parameter sets the loop's length."""
         return any(isinstance(n, ast.Name) and n.id in self.pinned for n in ast.walk(call))
 
@@ -257,6 +222,34 @@ class _Capping:
                 arguments.kw_defaults[at] = self._capped(given, argument.arg)
 
 
+def _calls_training(body: list[ast.stmt], trainers: frozenset[str]) -> bool:
+    """Whether *body* calls `.backward()` or `.step()`, or one of *trainers*."""
+    for node in (n for statement in body for n in ast.walk(statement)):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in TRAINS:
+            return True
+        if isinstance(node.func, ast.Name) and node.func.id in trainers:
+            return True
+    return False
+
+
+def _trainers(body: list[ast.stmt]) -> frozenset[str]:
+    """The functions a cell defines at its top level that train: call `.backward()` or
+    `.step()`, themselves or through another of them (`def train_step(): loss.backward()`)."""
+    functions = {
+        node.name: node.body
+        for node in body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    found: frozenset[str] = frozenset()
+    while True:
+        more = frozenset(n for n, b in functions.items() if _calls_training(b, found))
+        if more == found:
+            return found
+        found = more
+
+
 def _name_of(node: ast.expr) -> str:
     if isinstance(node, ast.Name):
         return node.id
@@ -280,10 +273,10 @@ def _range_call(node: ast.expr) -> tuple[str, ast.Call] | None:
 
 
 def _calling(helper: str, *arguments: ast.expr) -> ast.Call:
-    """A call of this module's *helper*, imported where the cell runs."""
+    """A call of `ntdd.runtime.smoke_loops`' *helper*, imported where the cell runs."""
     module = ast.Call(
         ast.Name("__import__", ast.Load()),
-        [ast.Constant(__name__)],
+        [ast.Constant(smoke_loops.__name__)],
         [ast.keyword("fromlist", ast.List([ast.Constant(helper)], ast.Load()))],
     )
     return ast.Call(ast.Attribute(module, helper, ast.Load()), list(arguments), [])
