@@ -22,8 +22,10 @@ each:
   in smoke mode ÷ those caught in the full run (target ≥ 95 %); and, fault by
   fault, smoke mode's verdict beside the same bug written in by hand and run
   in smoke mode (`tests/fault_cases.py`'s mutants), as `faults_oracle.py`
-  does for full runs. Not on the long two: a dozen full runs each; their short
-  copies are the same notebooks with the same tests.
+  does for full runs; and each fault the full run catches and smoke mode
+  does not, with the written-in bug's verdict beside it. Not on the long
+  two: a dozen full runs each; their short copies are the same notebooks
+  with the same tests.
 """
 
 from __future__ import annotations
@@ -144,6 +146,7 @@ def main() -> int:
     kills = {"full": 0, "smoke": 0, "both": 0}
     oracle = {"agree": 0, "total": 0}
     differences: list[str] = []
+    lost: list[str] = []  # caught in the full run, not in smoke mode
     with tempfile.TemporaryDirectory(prefix="ntdd-smoke-") as tmp:
         for name in names:
             notebook = cases[name].notebook(Path(tmp) / name / "runs")
@@ -167,6 +170,8 @@ def main() -> int:
                 kills["smoke"] += smoke_status == "caught"
                 kills["both"] += status == "caught" and smoke_status == "caught"
                 written = verdicts["written in, smoke"][kind]
+                if status == "caught" and smoke_status != "caught":
+                    lost.append(f"{name} {kind}: smoke {smoke_status}, written in {written}")
                 oracle["total"] += 1
                 oracle["agree"] += smoke_status == written
                 if smoke_status != written:
@@ -183,6 +188,8 @@ def main() -> int:
             f"smoke mode's verdicts agree with the bug written in (run in smoke mode): "
             f"{oracle['agree']}/{oracle['total']}",
             *(f"  differs: {line}" for line in differences),
+            "caught in the full run, not in smoke mode (beside the bug written in, smoke mode):",
+            *(f"  lost: {line}" for line in lost),
         ]
     print("\n".join(lines))
     return 0
