@@ -10,6 +10,7 @@ the real training notebooks.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -411,3 +412,42 @@ def test_ntdd_faults_in_smoke_mode_still_catches_a_training_bug(
     code = ntdd_main(["faults", str(path), "--smoke", "--faults", "lr0", "--json"])
     assert code == 0, capsys.readouterr()
     assert '"caught"' in capsys.readouterr().out
+
+
+STALE_SETUP = (
+    "import torch\nfrom torch import nn\n"
+    "from torch.utils.data import DataLoader, TensorDataset\n\n"
+    "torch.manual_seed(0)\nX = torch.randn(640, 2)\n"
+    "y = X @ torch.tensor([[2.0], [-3.4]]) + 4.2\n"
+    "loader = DataLoader(TensorDataset(X, y), batch_size=10)\n"
+    "model = nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.05)"
+)
+STALE_TRAINING = (
+    "losses = []\nfor epoch in range(20):\n    for xb, yb in loader:\n"
+    "        opt.zero_grad()\n        loss = nn.functional.mse_loss(model(xb), yb)\n"
+    "        loss.backward()\n        opt.step()\n        losses.append(loss.item())"
+)
+STALE_TEST = (
+    "# TEST: the loss is finite and fell\nimport math\n"
+    "assert all(map(math.isfinite, losses)) and losses[-1] < losses[0]"
+)
+
+
+def test_a_bug_that_needs_more_steps_than_smoke_mode_runs_survives_it_as_written_in_does(
+    notebook: Any, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Gradients that add up still lower a regression's loss over smoke mode's 8 steps, and
+    blow it up over the full run's 1,280: `ntdd faults --smoke` says survived there, exactly
+    as the missing `opt.zero_grad()` written into the notebook passes in smoke mode."""
+    clean = notebook([STALE_SETUP, STALE_TRAINING, STALE_TEST])
+    written = notebook(
+        [STALE_SETUP, STALE_TRAINING.replace("opt.zero_grad()", "pass"), STALE_TEST], "bug.ipynb"
+    )
+    verdicts = []
+    for smoke_mode in ((), ("--smoke",)):
+        ntdd_main(["faults", str(clean), *smoke_mode, "--faults", "stale_grad", "--json"])
+        (fault,) = json.loads(capsys.readouterr().out)["notebooks"][0]["faults"]
+        verdicts.append(fault["status"])
+    assert verdicts == ["caught", "survived"]
+    run(pytester, "--ntdd", written.name).assert_outcomes(failed=1)
+    run(pytester, "--ntdd", "--ntdd-smoke", written.name).assert_outcomes(passed=1)
