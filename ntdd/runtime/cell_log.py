@@ -40,6 +40,7 @@ class CellRun:
     error: str = ""  # what it raised: the exception, then the notebook's frames
     message: str = ""  # what it raised, in one line: `ModuleNotFoundError: No module named 'x'`
     outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat's shapes
+    progress: list[int] = field(default_factory=list)  # which of them are progress bars
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict: report attributes must survive xdist's serialisation."""
@@ -130,7 +131,7 @@ def recorded(
             sys.stderr = err._stream
         stdout, stderr = out.copy.getvalue(), err.copy.getvalue()
         run = CellRun(index, cell_id, device, seconds, stdout, stderr, error, message)
-        log.runs.append(replace(run, outputs=outputs.as_list()))
+        log.runs.append(replace(run, outputs=outputs.as_list(), progress=outputs.progress()))
 
 
 def notebook_traceback(

@@ -35,6 +35,7 @@ class Outputs:
         self.items: list[dict[str, Any]] = []
         self._ids: dict[str, list[dict[str, Any]]] = {}  # display_id: the outputs it names
         self._dropped: dict[int, int] = {}  # id of a stream output: characters left out
+        self._progress: set[int] = set()  # ids of stream outputs a `\r` rewrote: progress bars
 
     def stream(self, name: str, text: str) -> None:
         """A write to stdout or stderr; merged into the last output when that is the same
@@ -47,6 +48,8 @@ class Outputs:
         else:
             last = {"output_type": "stream", "name": name, "text": text}
             self.items.append(last)
+        if "\r" in text:
+            self._progress.add(id(last))
         if len(last["text"]) > 2 * STREAM_CAP:  # trimmed in steps: writes stay O(1) on average
             cut = len(last["text"]) - STREAM_CAP
             self._dropped[id(last)] = self._dropped.get(id(last), 0) + cut
@@ -107,6 +110,11 @@ class Outputs:
                 output = {**output, "text": text}
             shown.append(output)
         return shown
+
+    def progress(self) -> list[int]:
+        """The positions in `as_list` of the streams a `\r` rewrote: a progress bar (tqdm's
+        on stderr), which the report shows as text, not as an error's output."""
+        return [n for n, output in enumerate(self.items) if id(output) in self._progress]
 
 
 def collapsed(text: str) -> str:
