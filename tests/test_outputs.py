@@ -163,3 +163,17 @@ def test_backspaces_and_carriage_returns_collapse_as_a_notebook_shows_them() -> 
     assert collapsed("abc\x08\x08d\n") == "ad\n"
     assert collapsed("10%\r20%\r\n") == "20%\n"
     assert collapsed("a\rb\nc\n") == "b\nc\n"
+
+
+def test_clear_output_clears_what_the_cell_showed_so_far(
+    pytester: pytest.Pytester, notebook: Any
+) -> None:
+    cells = [
+        "from IPython.display import clear_output\n"
+        "for i in range(3):\n    clear_output(wait=True)\n    print(i)",
+        "h = display('Hello', display_id='x')\nclear_output()\nh.update('gone')\nprint('after')",
+        "# TEST\nassert i == 2",
+    ]
+    outputs = outputs_of(pytester, notebook, cells)
+    assert outputs[1] == [nbformat.v4.new_output("stream", text="2\n")]
+    assert outputs[2] == [nbformat.v4.new_output("stream", text="after\n")]

@@ -4,9 +4,10 @@ A kernel sends a cell's outputs to the notebook as it runs: its writes to
 stdout and stderr as `stream` outputs (consecutive writes to one stream
 merged, as Jupyter merges them), its last expression as an `execute_result`,
 `display()` as `display_data` (a `display_id` updated in place), and what it
-raised as an `error`. While a report records a setup cell, its `Outputs`
-is the current one, and the runtime's writes, display hook and `display`
-add to it; without a report none is current, and nothing is kept.
+raised as an `error`; `clear_output()` clears them. While a report records
+a setup cell, its `Outputs` is the current one, and the runtime's writes,
+display hook and `display` add to it; without a report none is current, and
+nothing is kept.
 
 A stream is kept as a notebook shows it: `\\r` progress lines collapsed to
 the last state (nbconvert's `coalesce_streams`), and a cell that prints a lot
@@ -25,6 +26,10 @@ STREAM_CAP = 200_000  # characters of one stream output kept: its tail, marked
 _CARRIAGE_RETURN = re.compile(r".*\r(?=[^\n])")  # nbconvert's: a line a later `\r` overwrote
 _BACKSPACE = re.compile(r"[^\n]\x08")
 
+# What `IPython.display.clear_output` writes to stdout outside a kernel (a terminal's
+# "erase the line"): in a kernel it clears the cell's outputs so far.
+CLEAR_OUTPUT = "\x1b[2K\r"
+
 _current: list[Outputs] = []  # the cell being recorded, innermost last
 
 
@@ -41,6 +46,9 @@ class Outputs:
         """A write to stdout or stderr; merged into the last output when that is the same
         stream, as Jupyter merges consecutive chunks."""
         if not text:
+            return
+        if text == CLEAR_OUTPUT and name == "stdout":
+            self.items, self._ids = [], {}  # `wait=True` or not: cleared before what follows
             return
         last = self.items[-1] if self.items else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
