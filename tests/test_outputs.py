@@ -172,8 +172,12 @@ def test_clear_output_clears_what_the_cell_showed_so_far(
         "from IPython.display import clear_output\n"
         "for i in range(3):\n    clear_output(wait=True)\n    print(i)",
         "h = display('Hello', display_id='x')\nclear_output()\nh.update('gone')\nprint('after')",
+        "print('kept')\nclear_output(wait=True)  # nothing new comes: what it showed stays",
+        "print('gone')\nclear_output()",
         "# TEST\nassert i == 2",
     ]
     outputs = outputs_of(pytester, notebook, cells)
     assert outputs[1] == [nbformat.v4.new_output("stream", text="2\n")]
     assert outputs[2] == [nbformat.v4.new_output("stream", text="after\n")]
+    assert outputs[3] == [nbformat.v4.new_output("stream", text="kept\n")]
+    assert outputs[4] == []

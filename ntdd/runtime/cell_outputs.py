@@ -19,6 +19,8 @@ from __future__ import annotations
 import base64
 import contextlib
 import re
+import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +43,7 @@ class Outputs:
         self._ids: dict[str, list[dict[str, Any]]] = {}  # display_id: the outputs it names
         self._dropped: dict[int, int] = {}  # id of a stream output: characters left out
         self._progress: set[int] = set()  # ids of stream outputs a `\r` rewrote: progress bars
+        self._pending_clear = False  # `clear_output(wait=True)` was called
 
     def stream(self, name: str, text: str) -> None:
         """A write to stdout or stderr; merged into the last output when that is the same
@@ -48,8 +51,12 @@ class Outputs:
         if not text:
             return
         if text == CLEAR_OUTPUT and name == "stdout":
-            self.items, self._ids = [], {}  # `wait=True` or not: cleared before what follows
+            self._pending_clear = _waits()
+            if not self._pending_clear:
+                self.items, self._ids = [], {}
             return
+        if self._pending_clear:  # `clear_output(wait=True)`: cleared when new output comes
+            self.items, self._ids, self._pending_clear = [], {}, False
         last = self.items[-1] if self.items else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
             last["text"] += text
@@ -74,6 +81,8 @@ class Outputs:
         in place, as `update_display` changes them in a notebook."""
         if not data:
             return
+        if self._pending_clear and not update:
+            self.items, self._ids, self._pending_clear = [], {}, False
         shown = {"output_type": "display_data", "data": _plain(data), "metadata": metadata}
         if update:
             for output in self._ids.get(display_id or "", []):
@@ -123,6 +132,19 @@ class Outputs:
         """The positions in `as_list` of the streams a `\r` rewrote: a progress bar (tqdm's
         on stderr), which the report shows as text, not as an error's output."""
         return [n for n, output in enumerate(self.items) if id(output) in self._progress]
+
+
+def _waits() -> bool:
+    """Whether the `clear_output` writing the line erase was called with `wait=True` (its
+    frame is a few above: this, the stream's `write`, then it)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            break
+        if frame.f_code.co_name == "clear_output":
+            return bool(frame.f_locals.get("wait"))
+        frame = frame.f_back
+    return False
 
 
 def collapsed(text: str) -> str:
