@@ -75,6 +75,13 @@ CASES: dict[str, list[Any]] = {
         "assert len(plt.get_fignums()) == 1",
         "# TEST: the figure made above still saves\nimport io\nfig.savefig(io.BytesIO())",
     ],
+    "no_figure_is_open_after_the_cell_that_made_it": [  # the inline backend shows and closes
+        "import matplotlib.pyplot as plt\nlines = plt.plot([1, 2])",
+        "# TEST: none open below it\nassert plt.get_fignums() == []",
+        "fig = plt.gcf()\nnumber = fig.number\nplt.show()",
+        "# TEST: gcf's closed too\nassert plt.get_fignums() == []\n"
+        "plt.gcf()\nassert plt.get_fignums() == [number]",
+    ],
     "a_running_loop_where_the_notebook_never_names_asyncio": [
         "aio = __import__('async' + 'io')  # as library code reaches it\n"
         "loop = aio.get_running_loop()",

@@ -228,7 +228,10 @@ def _section(report: pytest.TestReport, stream: str) -> str:
 
 
 def _capped(run: CellRun) -> CellRun:
-    return replace(run, stdout=_cap(run.stdout), stderr=_cap(run.stderr))
+    outputs = [
+        {**o, "text": _cap(o["text"])} if o["output_type"] == "stream" else o for o in run.outputs
+    ]
+    return replace(run, stdout=_cap(run.stdout), stderr=_cap(run.stderr), outputs=outputs)
 
 
 def _cap(text: str) -> str:

@@ -19,7 +19,7 @@ from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.templates import template_dir
-from ntdd.plugin.report_markdown import clean_markdown_html
+from ntdd.plugin.report_markdown import clean_markdown_html, clean_output_html
 from ntdd.plugin.report_places import failure_list, place_tests
 from ntdd.plugin.report_values import NotebookResults, RunResults, TestResult
 from ntdd.runtime.cell_log import CellRun
@@ -62,8 +62,8 @@ def _exporter() -> Any:
 
     Validated once, not after each preprocessor; and without the exporter's last
     pass, which parses the whole page again to add `tabindex` and `alt`
-    attributes (the page's cells have no images): for 200 notebooks that pass
-    took as long as the rendering.
+    attributes (images a cell showed have no `alt` in a notebook either): for 200
+    notebooks that pass took as long as the rendering.
     """
     from nbconvert import HTMLExporter
     from nbconvert.exporters import TemplateExporter
@@ -72,6 +72,7 @@ def _exporter() -> Any:
         def from_notebook_node(self, nb: Any, resources: Any = None, **kw: Any) -> Any:
             self.register_filter("highlight_code", Highlight())  # type: ignore[no-untyped-call]
             self.register_filter("clean_html", clean_markdown_html)  # type: ignore[no-untyped-call]
+            self.register_filter("clean_output_html", clean_output_html)  # type: ignore[no-untyped-call]
             resources = self._init_resources(resources)  # type: ignore[no-untyped-call]
             return TemplateExporter.from_notebook_node(self, nb, resources)
 
@@ -190,15 +191,32 @@ def _cell_meta(
 
 
 def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str, Any]]:
-    """The cell's output in this run: its first device's run; a test cell's, each test's."""
+    """The cell's output in this run: its first device's run's outputs, as a kernel
+    recorded them (but its error, which the page shows its own way, and a progress bar
+    on stderr shown as text, not as an error's output); a test cell's, each test's
+    stdout and stderr."""
+    own = [t for t in tests if not t["label"]]
+    if not own and runs and runs[0].outputs:
+        return _as_shown(runs[0])
     outputs = []
-    streams = [(t["stdout"], t["stderr"]) for t in tests if not t["label"]]
+    streams = [(t["stdout"], t["stderr"]) for t in own]
     streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]
     for stdout, stderr in streams:
         for name, text in (("stdout", stdout), ("stderr", stderr)):
             if text:
                 outputs.append({"output_type": "stream", "name": name, "text": text})
     return outputs
+
+
+def _as_shown(run: CellRun) -> list[dict[str, Any]]:
+    shown = []
+    for n, output in enumerate(run.outputs):
+        if output["output_type"] == "error":
+            continue
+        if n in run.progress:
+            output = {**output, "name": "stdout"}
+        shown.append(output)
+    return shown
 
 
 def _test(test: TestResult) -> dict[str, Any]:

@@ -8,6 +8,10 @@ text (`<h1 id="Title">Title</h1>`). This one keeps what markdown writes
 other tag, so that `<meta http-equiv="refresh">`, `<style>`, `<form>`,
 `<input>`, `<base>`, `<script>` or `<iframe>` in a cell show as text. Links
 keep only http(s) and mailto targets, and in-page anchors.
+
+A cell's HTML output (a DataFrame's table, `display(HTML(...))`) is cleaned
+the same way, and its images show only from data: URIs, so that the page
+stays self-contained and fetches nothing when opened.
 """
 
 from __future__ import annotations
@@ -42,3 +46,27 @@ def clean_markdown_html(html: Any) -> str:
 
     text = html.decode() if isinstance(html, bytes) else str(html)
     return str(bleach.clean(text, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS))
+
+
+def clean_output_html(html: Any) -> str:
+    """*html* (a cell's `text/html` output) cleaned as markdown is, its images only
+    those the page holds (data: URIs)."""
+    import bleach
+
+    text = html.decode() if isinstance(html, bytes) else str(html)
+    cleaned = bleach.clean(
+        text, tags=TAGS, attributes=_output_attribute, protocols=PROTOCOLS | {"data"}
+    )
+    return str(cleaned)
+
+
+def _output_attribute(tag: str, name: str, value: str) -> bool:
+    """Whether an output's tag keeps an attribute: markdown's, but `src` only as a
+    data: image, and no `href` to a data: URI."""
+    if name not in ATTRIBUTES["*"] and name not in ATTRIBUTES.get(tag, []):
+        return False
+    if name == "src":
+        return value.startswith("data:image/")
+    if name == "href":
+        return not value.strip().lower().startswith("data:")
+    return True

@@ -5,8 +5,9 @@ output per test, and a setup cell runs inside the first test that needs it.
 When a report is asked for, the runtime writes down each setup cell it runs:
 its stdout and stderr (Python-level writes: `print`, `display`, warnings;
 not what a C extension or a subprocess writes to the file descriptors), its
-duration, and what it raised. Without a report nothing is recorded, and a
-cell costs one dictionary look-up more.
+duration, what it raised, and its outputs as a kernel records them
+(`cell_outputs`: streams, its value, displays, figures, its error). Without a
+report nothing is recorded, and a cell costs one dictionary look-up more.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TextIO
 
 import pytest
+
+from ntdd.runtime import cell_outputs
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ class CellRun:
     stderr: str
     error: str = ""  # what it raised: the exception, then the notebook's frames
     message: str = ""  # what it raised, in one line: `ModuleNotFoundError: No module named 'x'`
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat's shapes
+    progress: list[int] = field(default_factory=list)  # which of them are progress bars
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict: report attributes must survive xdist's serialisation."""
@@ -69,12 +74,14 @@ class _Tee:
     replaced stream's, so that a cell behaves as it does without a report.
     """
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO, name: str, outputs: cell_outputs.Outputs) -> None:
         self._stream = stream
         self.copy = io.StringIO()
+        self._name, self._outputs = name, outputs
 
     def write(self, text: str) -> int:
         self.copy.write(text)
+        self._outputs.stream(self._name, text)
         return self._stream.write(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -92,21 +99,30 @@ def recorded(
     cell_id: str | None,
     device: str,
     describe: Callable[[BaseException], str],
+    at_the_end: Callable[[], None] = lambda: None,
 ) -> Iterator[None]:
-    """Run a cell with its output copied and its time taken, then log it.
+    """Run a cell with its output copied and its outputs recorded, its time taken, then log it.
 
-    *describe* formats what the cell raised, if it raises.
+    *describe* formats what the cell raised, if it raises; *at_the_end* runs
+    as a kernel's post-execute callbacks do, its outputs still the cell's
+    (the inline backend showing the cell's figures).
     """
-    out, err = _Tee(sys.stdout), _Tee(sys.stderr)
+    outputs = cell_outputs.Outputs()
+    out, err = _Tee(sys.stdout, "stdout", outputs), _Tee(sys.stderr, "stderr", outputs)
     sys.stdout, sys.stderr = out, err
     start = time.perf_counter()
     error = message = ""
     try:
-        yield
-    except BaseException as e:
-        error = describe(e)
-        message = traceback.format_exception_only(type(e), e)[0].strip()
-        raise
+        with cell_outputs.recording(outputs):
+            try:
+                yield
+            except BaseException as e:
+                error = describe(e)
+                message = traceback.format_exception_only(type(e), e)[0].strip()
+                outputs.error(e, error)
+                raise
+            finally:
+                at_the_end()
     finally:
         seconds = time.perf_counter() - start
         if sys.stdout is out:  # a cell that set its own stream keeps it
@@ -114,7 +130,8 @@ def recorded(
         if sys.stderr is err:
             sys.stderr = err._stream
         stdout, stderr = out.copy.getvalue(), err.copy.getvalue()
-        log.runs.append(CellRun(index, cell_id, device, seconds, stdout, stderr, error, message))
+        run = CellRun(index, cell_id, device, seconds, stdout, stderr, error, message)
+        log.runs.append(replace(run, outputs=outputs.as_list(), progress=outputs.progress()))
 
 
 def notebook_traceback(

@@ -5,7 +5,7 @@ a one-line magic without its `%` runs as IPython's automagic reads it; the
 cell is compiled once per notebook (with the future flags of the cells
 above it, and smoke mode's caps); what it warns is reported as the
 notebook's, at the cell's line; its output and time go to the run's report,
-when there is one.
+when there is one: its outputs too, as a kernel records them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.runtime import smoke, steps
+from ntdd.runtime import inline_figures, smoke, steps
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback
 from ntdd.runtime.cell_log import recorded as cell_recorded
 from ntdd.runtime.cell_map import CellMap
@@ -82,7 +82,8 @@ def automagic(cells: CellMap, step: SetupStep) -> types.CodeType | None:
 def recorded(
     cells: CellMap, step: SetupStep, device: str, config: pytest.Config | None
 ) -> contextlib.AbstractContextManager[None]:
-    """The cell's output and time, for the run's report, when there is one."""
+    """The cell's outputs (its figures at its end, as the inline backend shows them) and
+    time, for the run's report, when there is one."""
     log = cell_log_of(config)
     if log is None:
         return contextlib.nullcontext()
@@ -90,7 +91,10 @@ def recorded(
     def describe(error: BaseException) -> str:
         return notebook_traceback(error, cells.place_of)
 
-    return cell_recorded(log, step.index, step.id, device, describe)
+    def at_the_end() -> None:
+        inline_figures.show_open(cells.namespace)
+
+    return cell_recorded(log, step.index, step.id, device, describe, at_the_end)
 
 
 @contextlib.contextmanager

@@ -71,7 +71,7 @@ def close_figures(inline_only: bool = True) -> None:
     pyplot = sys.modules.get("matplotlib.pyplot")
     if pyplot is None:
         return
-    if inline_only and _backend() not in (INLINE, "inline"):
+    if inline_only and backend() not in (INLINE, "inline"):
         return
     managers = getattr(getattr(pyplot, "_pylab_helpers", None), "Gcf", None)
     if managers is not None and not getattr(managers, "figs", True):
@@ -79,7 +79,7 @@ def close_figures(inline_only: bool = True) -> None:
     pyplot.close("all")
 
 
-def _backend() -> object:
+def backend() -> object:
     """matplotlib's backend as set, without resolving an automatic one (which imports)."""
     params = getattr(sys.modules.get("matplotlib"), "rcParams", None)
     return dict.get(params, "backend") if isinstance(params, dict) else None

@@ -6,8 +6,9 @@ those calls (`shell_magics` runs the magic, `scripts` the script `%run`
 runs) and what else notebook code and magics ask of a shell: events,
 display formats, shell escapes (`!cmd`; an install, `!pip install`, is
 dropped with a visible `NtddWarning`, as `%pip` is). Display calls work as
-in a kernel, and their output is discarded, as a kernel's is for whoever
-reads only stdout.
+in a kernel: their mime bundle goes to the cell's outputs where a report
+records them (`cell_outputs`), and nowhere otherwise, as a kernel's output
+does for whoever reads only stdout.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from ntdd.cells import magics
 from ntdd.cells.cell_code import normalize_newlines
+from ntdd.runtime import cell_outputs
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
 from ntdd.runtime.steps import show_last_value
@@ -94,21 +96,38 @@ class NotebookShell(RunsScripts, RunsMagics):
         if error is not None:
             raise error
 
-    def display_like_a_kernel(self, obj: Any) -> None:
-        """Compute *obj*'s display formats as a kernel does: its `__repr__` and
-        `_repr_*_` methods run, and what they raise is the cell's error."""
+    def display_like_a_kernel(self, obj: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """*obj*'s mime bundle and metadata as a kernel computes them
+        (`DisplayFormatter.format`): its `__repr__` and `_repr_*_` methods run,
+        and what they raise is the cell's error."""
         formatter = self.display_formatter
         if _unwrapped(formatter.ipython_display_formatter, obj):
-            return
-        _unwrapped(formatter.mimebundle_formatter, obj)
-        for format_type in formatter.formatters.values():
-            if format_type.enabled:
-                _unwrapped(format_type, obj)
+            return {}, {}  # it displayed itself
+        data, metadata = _split(_unwrapped(formatter.mimebundle_formatter, obj))
+        data, metadata = dict(data or {}), dict(metadata or {})
+        for mime, format_type in formatter.formatters.items():
+            if mime in data or not format_type.enabled:
+                continue
+            value, meta = _split(_unwrapped(format_type, obj))
+            if value is not None:
+                data[mime] = value
+            if meta is not None:
+                metadata[mime] = meta
+        return data, metadata
 
     def displayhook(self, value: Any) -> None:
-        """A cell's last expression, shown as a kernel shows it (None is not)."""
-        if value is not None and type(value) not in _PLAIN:
-            self.display_like_a_kernel(value)
+        """A cell's last expression, shown as a kernel shows it (None is not); its
+        `Out[n]` in the cell's outputs, where they are recorded."""
+        if value is None:
+            return
+        outputs = cell_outputs.current()
+        if type(value) in _PLAIN:
+            if outputs is not None:
+                outputs.result({"text/plain": repr(value)}, {}, self.execution_count)
+            return
+        data, metadata = self.display_like_a_kernel(value)
+        if outputs is not None:
+            outputs.result(data, metadata, self.execution_count)
 
     @functools.cached_property
     def compile(self) -> Any:
@@ -210,6 +229,13 @@ def _lines_above(body: str, filename: str) -> int:
     return cell.count("\n", 0, len(cell) - len(tail))
 
 
+def _split(value: Any) -> tuple[Any, Any]:
+    """A formatter's answer as IPython reads it: data, or a (data, metadata) pair."""
+    if isinstance(value, tuple) and len(value) == 2:
+        return value
+    return value, None
+
+
 def _unwrapped(formatter: Any, obj: Any) -> Any:
     """Call an IPython formatter without the wrapper that prints its errors away."""
     call = type(formatter).__call__
@@ -256,24 +282,41 @@ class ShellFactory:
 
 def display(*objs: Any, **kwargs: Any) -> Any:
     """The kernel's built-in `display`: objects are formatted as a kernel formats
-    them (so their `_repr_html_` runs), the output goes nowhere, handles work.
+    them (so their `_repr_html_` runs) and go to the cell's outputs where they are
+    recorded; handles work.
 
     With `display_id`, a kernel returns a handle whose `.update()` and
-    `.display()` change the output later; here they do nothing, as the
-    output itself does nothing.
+    `.display()` change the output later; so do they here, in the outputs of
+    the cell being recorded.
     """
     factory = sys._getframe(1).f_globals.get("get_ipython")
     if not isinstance(factory, ShellFactory):  # library code: the notebook's, as in a kernel
         factory = getattr(builtins, "get_ipython", None)
+    display_id = kwargs.get("display_id")
+    if display_id is True:
+        display_id = uuid.uuid4().hex
+    outputs = cell_outputs.current()
+    data: dict[str, Any]
+    metadata: dict[str, Any]
     for obj in objs:
         if kwargs.get("raw"):
             _check_raw(obj)
+            data, metadata = obj, {}
         elif isinstance(factory, ShellFactory):
-            factory().display_like_a_kernel(obj)
-    display_id = kwargs.get("display_id")
-    if not display_id:
+            data, metadata = factory().display_like_a_kernel(obj)
+        else:
+            continue
+        if outputs is not None:
+            metadata = {**metadata, **(kwargs.get("metadata") or {})}
+            outputs.display(data, metadata, display_id or None, bool(kwargs.get("update")))
+    if not display_id or kwargs.get("update"):
         return None
-    return QuietDisplayHandle(display_id if isinstance(display_id, str) else uuid.uuid4().hex)
+    return DisplayHandle(display_id)
+
+
+def update_display(obj: Any, *, display_id: str, **kwargs: Any) -> None:
+    """IPython's `update_display`: the outputs shown with *display_id* now show *obj*."""
+    display(obj, display_id=display_id, update=True, **kwargs)
 
 
 def _check_raw(data: Any) -> None:
@@ -282,17 +325,19 @@ def _check_raw(data: Any) -> None:
         raise TypeError(f"data must be a dict, got: {data!r}")  # IPython's own words
 
 
-class QuietDisplayHandle:
-    """A display handle whose output goes nowhere (IPython's `DisplayHandle` prints)."""
+class DisplayHandle:
+    """A display handle, as IPython's: `.display()` shows again, `.update()` replaces."""
 
     def __init__(self, display_id: str) -> None:
         self.display_id = display_id
 
     def display(self, obj: Any, **kwargs: Any) -> None:
-        """Show *obj* in this handle's place: nothing to show it in."""
+        """Show *obj* in a new output with this handle's id."""
+        display(obj, display_id=self.display_id, **kwargs)
 
     def update(self, obj: Any, **kwargs: Any) -> None:
-        """Replace this handle's output: nothing to replace."""
+        """Replace the outputs with this handle's id by *obj*."""
+        update_display(obj, display_id=self.display_id, **kwargs)
 
     def __repr__(self) -> str:
         return f"<DisplayHandle display_id={self.display_id}>"

@@ -1,0 +1,183 @@
+"""A cell's outputs as a kernel records them, in nbformat's own shapes, for the report.
+
+A kernel sends a cell's outputs to the notebook as it runs: its writes to
+stdout and stderr as `stream` outputs (consecutive writes to one stream
+merged, as Jupyter merges them), its last expression as an `execute_result`,
+`display()` as `display_data` (a `display_id` updated in place), and what it
+raised as an `error`; `clear_output()` clears them. While a report records
+a setup cell, its `Outputs` is the current one, and the runtime's writes,
+display hook and `display` add to it; without a report none is current, and
+nothing is kept.
+
+A stream is kept as a notebook shows it: `\\r` progress lines collapsed to
+the last state (nbconvert's `coalesce_streams`), and a cell that prints a lot
+keeps a capped tail, marked, so memory stays flat.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import re
+import sys
+import types
+from collections.abc import Iterator
+from typing import Any
+
+STREAM_CAP = 200_000  # characters of one stream output kept: its tail, marked
+_CARRIAGE_RETURN = re.compile(r".*\r(?=[^\n])")  # nbconvert's: a line a later `\r` overwrote
+_BACKSPACE = re.compile(r"[^\n]\x08")
+
+# What `IPython.display.clear_output` writes to stdout outside a kernel (a terminal's
+# "erase the line"): in a kernel it clears the cell's outputs so far.
+CLEAR_OUTPUT = "\x1b[2K\r"
+
+_current: list[Outputs] = []  # the cell being recorded, innermost last
+
+
+class Outputs:
+    """One cell run's outputs, in the order the cell made them."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self._ids: dict[str, list[dict[str, Any]]] = {}  # display_id: the outputs it names
+        self._dropped: dict[int, int] = {}  # id of a stream output: characters left out
+        self._progress: set[int] = set()  # ids of stream outputs a `\r` rewrote: progress bars
+        self._pending_clear = False  # `clear_output(wait=True)` was called
+
+    def stream(self, name: str, text: str) -> None:
+        """A write to stdout or stderr; merged into the last output when that is the same
+        stream, as Jupyter merges consecutive chunks."""
+        if not text:
+            return
+        if text == CLEAR_OUTPUT and name == "stdout":
+            self._pending_clear = _waits()
+            if not self._pending_clear:
+                self.items, self._ids = [], {}
+            return
+        if self._pending_clear:  # `clear_output(wait=True)`: cleared when new output comes
+            self.items, self._ids, self._pending_clear = [], {}, False
+        last = self.items[-1] if self.items else None
+        if last is not None and last["output_type"] == "stream" and last["name"] == name:
+            last["text"] += text
+        else:
+            last = {"output_type": "stream", "name": name, "text": text}
+            self.items.append(last)
+        if "\r" in text:
+            self._progress.add(id(last))
+        if len(last["text"]) > 2 * STREAM_CAP:  # trimmed in steps: writes stay O(1) on average
+            cut = len(last["text"]) - STREAM_CAP
+            self._dropped[id(last)] = self._dropped.get(id(last), 0) + cut
+            last["text"] = last["text"][cut:]
+
+    def display(
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        display_id: str | None = None,
+        update: bool = False,
+    ) -> None:
+        """`display()`: a new `display_data`, or (*update*) the outputs of *display_id* changed
+        in place, as `update_display` changes them in a notebook."""
+        if not data:
+            return
+        if self._pending_clear and not update:
+            self.items, self._ids, self._pending_clear = [], {}, False
+        shown = {"output_type": "display_data", "data": _plain(data), "metadata": metadata}
+        if update:
+            for output in self._ids.get(display_id or "", []):
+                output["data"], output["metadata"] = shown["data"], shown["metadata"]
+            return
+        self.items.append(shown)
+        if display_id:
+            self._ids.setdefault(display_id, []).append(shown)
+
+    def result(self, data: dict[str, Any], metadata: dict[str, Any], count: int | None) -> None:
+        """The cell's last expression, as its `Out[n]`."""
+        if data:
+            self.items.append(
+                {
+                    "output_type": "execute_result",
+                    "data": _plain(data),
+                    "metadata": metadata,
+                    "execution_count": count,
+                }
+            )
+
+    def error(self, error: BaseException, traceback_text: str) -> None:
+        """What the cell raised: its name, its message, the notebook's frames."""
+        self.items.append(
+            {
+                "output_type": "error",
+                "ename": type(error).__name__,
+                "evalue": str(error),
+                "traceback": traceback_text.splitlines(),
+            }
+        )
+
+    def as_list(self) -> list[dict[str, Any]]:
+        """The outputs as a notebook would hold them (plain dicts in nbformat's shapes)."""
+        shown: list[dict[str, Any]] = []
+        for output in self.items:
+            if output["output_type"] == "stream":
+                text = collapsed(output["text"])
+                dropped = self._dropped.get(id(output))
+                if dropped:
+                    text = f"[… {dropped:,} characters of output left out …]\n{text}"
+                output = {**output, "text": text}
+            shown.append(output)
+        return shown
+
+    def progress(self) -> list[int]:
+        """The positions in `as_list` of the streams a `\r` rewrote: a progress bar (tqdm's
+        on stderr), which the report shows as text, not as an error's output."""
+        return [n for n, output in enumerate(self.items) if id(output) in self._progress]
+
+
+def _waits() -> bool:
+    """Whether the `clear_output` writing the line erase was called with `wait=True` (its
+    frame is a few above: this, the stream's `write`, then it)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    for _ in range(4):
+        if frame is None:
+            break
+        if frame.f_code.co_name == "clear_output":
+            return bool(frame.f_locals.get("wait"))
+        frame = frame.f_back
+    return False
+
+
+def collapsed(text: str) -> str:
+    """Stream text as a notebook shows it: what a `\\r` or a backspace overwrote is gone."""
+    if "\r" not in text and "\x08" not in text:
+        return text
+    text = text.replace("\r\n", "\n")
+    while True:
+        shorter = _BACKSPACE.sub("", text)
+        if shorter == text:
+            break
+        text = shorter
+    return _CARRIAGE_RETURN.sub("", text)
+
+
+def current() -> Outputs | None:
+    """The outputs of the cell being recorded, or None where nothing records."""
+    return _current[-1] if _current else None
+
+
+@contextlib.contextmanager
+def recording(outputs: Outputs) -> Iterator[Outputs]:
+    """*outputs* is where the running cell's outputs go until the block ends."""
+    _current.append(outputs)
+    try:
+        yield outputs
+    finally:
+        _current.remove(outputs)
+
+
+def _plain(data: dict[str, Any]) -> dict[str, Any]:
+    """A mime bundle as a notebook stores it: bytes (an image) as base64 text."""
+    return {
+        mime: base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
+        for mime, value in data.items()
+    }
