@@ -14,7 +14,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import CORPUS, HAVE_TORCH, SAMPLES, make_notebook, requires_torch, run
-from oracle import as_tests, ntdd_verdicts
+from oracle import as_tests, junit_verdicts
 
 CHANGES = (
     "%env NTDD_LEAK=1\nimport os, sys, random, warnings\nos.chdir('..')\n"
@@ -148,17 +148,23 @@ def _matrix_notebooks(folder: Path) -> list[Path]:
 
 
 def _outcomes(pytester: pytest.Pytester, paths: list[Path]) -> dict[str, dict[str, bool]]:
-    reprec = pytester.inline_run("-p", "no:cacheprovider", "--ntdd", *map(str, paths))
+    """Each notebook's verdicts from one `pytest --ntdd` of *paths*, in a process of its
+    own as a user's run is: what earlier tests left in this worker is no part of the
+    matrix (in-process, `nbval__latex-example` now and then differed after a shuffled
+    worker's other tests, never in a process of its own)."""
+    junit = pytester.path / "verdicts.xml"
+    pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        f"--junitxml={junit}",
+        "--ntdd",
+        *map(str, paths),
+    )
+    by_file = junit_verdicts(junit)
     names = [path.relative_to(pytester.path).as_posix() for path in paths]
-    return {name: ntdd_verdicts(_only(reprec, name)) for name in names}
-
-
-def _only(reprec: pytest.HookRecorder, name: str) -> Any:
-    class Filtered:
-        def getreports(self, hook: str) -> list[Any]:
-            return [r for r in reprec.getreports(hook) if r.nodeid.split("::")[0] == name]
-
-    return Filtered()
+    return {name: by_file.get(Path(name).name, {}) for name in names}
 
 
 def _depends_on_the_others(pytester: pytest.Pytester, paths: list[Path]) -> list[str]:
