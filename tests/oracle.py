@@ -203,12 +203,22 @@ def ntdd_run(pytester: pytest.Pytester, *args: str, in_a_process: bool) -> dict[
     `sys.modules` back, matplotlib's extension modules cannot be imported again
     in this process, and the next run's figures fail in them.
     """
-    options = ("-p", "no:cacheprovider", "-p", "no:randomly")
     if not in_a_process:
-        return ntdd_verdicts(pytester.inline_run(*options, *args))
+        return ntdd_verdicts(pytester.inline_run(*_ALONE, *args))
+    by_notebook = ntdd_run_by_notebook(pytester, *args)
+    return {name: v for tests in by_notebook.values() for name, v in tests.items()}
+
+
+def ntdd_run_by_notebook(pytester: pytest.Pytester, *args: str) -> dict[str, dict[str, bool]]:
+    """Notebook file name -> test name -> whether it raised, from `pytest *args` in a
+    process of its own (with ntdd's plugin only), read from its JUnit XML: what earlier
+    tests left in this worker is no part of the verdicts."""
     junit = pytester.path / "verdicts.xml"
-    pytester.runpytest_subprocess(*options, f"--junitxml={junit}", *args)
-    return {name: v for tests in junit_verdicts(junit).values() for name, v in tests.items()}
+    pytester.runpytest_subprocess(*_ALONE, f"--junitxml={junit}", *args)
+    return junit_verdicts(junit)
+
+
+_ALONE = ("-p", "no:cacheprovider", "-p", "no:randomly")  # no cache, no shuffling
 
 
 def as_tests(nb: Any, every: int = 1) -> Any:

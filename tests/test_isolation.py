@@ -14,7 +14,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import CORPUS, HAVE_TORCH, SAMPLES, make_notebook, requires_torch, run
-from oracle import as_tests, junit_verdicts
+from oracle import as_tests, ntdd_run_by_notebook
 
 CHANGES = (
     "%env NTDD_LEAK=1\nimport os, sys, random, warnings\nos.chdir('..')\n"
@@ -152,17 +152,7 @@ def _outcomes(pytester: pytest.Pytester, paths: list[Path]) -> dict[str, dict[st
     own as a user's run is: what earlier tests left in this worker is no part of the
     matrix (in-process, `nbval__latex-example` now and then differed after a shuffled
     worker's other tests, never in a process of its own)."""
-    junit = pytester.path / "verdicts.xml"
-    pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        f"--junitxml={junit}",
-        "--ntdd",
-        *map(str, paths),
-    )
-    by_file = junit_verdicts(junit)
+    by_file = ntdd_run_by_notebook(pytester, "--ntdd", *map(str, paths))
     names = [path.relative_to(pytester.path).as_posix() for path in paths]
     return {name: by_file.get(Path(name).name, {}) for name in names}
 

@@ -18,7 +18,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import export, make_notebook
-from oracle import assert_ntdd_agrees_with_a_kernel, junit_verdicts, kernel_verdicts
+from oracle import assert_ntdd_agrees_with_a_kernel, kernel_verdicts, ntdd_run_by_notebook
 
 from ntdd.runtime import steps
 
@@ -149,18 +149,9 @@ def _session(pytester: pytest.Pytester) -> list[Path]:
 
 def _by_notebook(pytester: pytest.Pytester, paths: list[Path]) -> dict[str, dict[str, bool]]:
     """Notebook file name -> test name -> whether it raised, from one `pytest --ntdd` of
-    all *paths*, in a process of its own (they import matplotlib: see `oracle.ntdd_run`)."""
-    junit = pytester.path / "verdicts.xml"
-    pytester.runpytest_subprocess(
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:randomly",
-        "--ntdd",
-        f"--junitxml={junit}",
-        *map(str, paths),
-    )
-    return junit_verdicts(junit)
+    all *paths*, in a process of its own (they import matplotlib: see
+    `oracle.ntdd_run`)."""
+    return ntdd_run_by_notebook(pytester, "--ntdd", *map(str, paths))
 
 
 @pytest.mark.slow
