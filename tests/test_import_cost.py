@@ -60,6 +60,21 @@ def test_a_one_line_assignment_cell_is_no_automagic_without_importing_ipython(
     assert "IPython" in modules_of_a_run(pytester, "nb.ipynb")
 
 
+SHOWN = "class Shown:\n    def __repr__(self):\n        return 'shown'"
+
+
+def test_values_shown_by_their_repr_need_no_ipython(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """A cell's last value whose formats are its repr (a tensor, a tuple of them) is
+    shown without IPython's formatters and their 50 ms; one with a `_repr_html_` loads them."""
+    notebook([SHOWN, "Shown()", "(Shown(), [1, Shown], {'a': Shown()})", "# TEST\nassert 1"])
+    modules_of_a_run(pytester, "nb.ipynb")  # cold: the module is rendered and cached
+    assert "IPython" not in modules_of_a_run(pytester, "nb.ipynb")
+    notebook([SHOWN + "\n    def _repr_html_(self):\n        return '<b>'", "Shown()", "# TEST\n1"])
+    assert "IPython" in modules_of_a_run(pytester, "nb.ipynb")
+
+
 ASSIGNMENTS = ["x = 1", "x == 1", "x , y = 1, 2", "x\t= 1", "é = 1", "x\u2003= 1", "x =", "x,"]
 ASSIGNMENTS += ["1 = x"]
 OTHERS = ["x.y = 1", "x* = 1", "x *= 2", "cd data", "pwd", "x", "%x = 1", " x = 1"]

@@ -28,13 +28,10 @@ from typing import Any
 from ntdd.cells import magics
 from ntdd.cells.cell_code import normalize_newlines
 from ntdd.runtime import cell_outputs
+from ntdd.runtime.repr_only import PLAIN, shown_by_repr
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
 from ntdd.runtime.steps import show_last_value
-
-# Values whose every display format is their repr, which can neither fail nor
-# act: not worth importing IPython's formatters for.
-_PLAIN = frozenset({int, float, complex, bool, str, bytes, range, type(None)})
 
 
 class NotebookShell(RunsScripts, RunsMagics):
@@ -121,9 +118,12 @@ class NotebookShell(RunsScripts, RunsMagics):
         if value is None:
             return
         outputs = cell_outputs.current()
-        if type(value) in _PLAIN:
+        if type(value) in PLAIN:
             if outputs is not None:
                 outputs.result({"text/plain": repr(value)}, {}, self.execution_count)
+            return
+        if outputs is None and shown_by_repr(value):
+            repr(value)  # the code a kernel's formatting runs, and what it raises
             return
         data, metadata = self.display_like_a_kernel(value)
         if outputs is not None:
