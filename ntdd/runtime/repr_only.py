@@ -82,8 +82,16 @@ def _plain_metaclass(kind: type) -> bool:
     return False
 
 
-_CLASS_NAMES = ("__repr__", "__getattribute__", "__getattr__", "__module__", "__qualname__")
-_CLASS_NAMES += ("__name__", "__class__", "_repr_pretty_")
+_CLASS_NAMES = (
+    "__repr__",
+    "__getattribute__",
+    "__getattr__",
+    "__module__",
+    "__qualname__",
+    "__name__",
+    "__class__",
+    "_repr_pretty_",
+)
 
 
 def _no_rich_formats(value: Any) -> bool:
