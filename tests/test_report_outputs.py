@@ -40,6 +40,22 @@ def test_a_value_and_displays_show_under_their_cell(
     assert "<strong>bold</strong> text" in second  # the markdown, rendered
 
 
+def test_a_bare_test_cell_shows_what_its_test_printed_and_showed(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(
+        [
+            "x = 41",
+            "# TEST: the table\nfrom IPython.display import HTML\nprint('checking')\n"
+            f"assert x == 41\nHTML({TABLE!r})",
+        ]
+    )
+    html = report_of(pytester, "nb.ipynb")
+    cell = cell_html(html, "nb-1-cell-2")
+    assert "checking" in cell
+    assert "<th>a</th>" in cell and "<td>1</td>" in cell  # its value, as HTML
+
+
 def test_a_figure_shows_inline_as_a_png(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["import matplotlib.pyplot as plt\nplt.plot([1, 2]);", "# TEST\nassert plt"])
     html = report_in_a_process(pytester)

@@ -44,6 +44,51 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
     what `replace_sources` would write, for a caller that shows it first."""
     if path.suffix in TEXT_SUFFIXES:
         return text_with_sources(path, sources, data)
+
+    def edit(cells: list[Any]) -> None:
+        for index, text in sources.items():
+            cell = cells[index - 1]
+            old = cell.get("source", "")
+            cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
+
+    return _edited(path, data, edit)
+
+
+# A code cell as a run left it: its outputs (nbformat's shapes) and its execution count.
+RanCell = tuple[list[dict[str, Any]], int]
+
+
+def with_outputs(path: Path, ran: Mapping[int, RanCell], data: bytes) -> bytes:
+    """The bytes of the notebook *data*, read from *path*, with the outputs and execution
+    counts of the cells a run ran (by number: 1 is the first); every other cell as it was.
+
+    The file's own JSON layout is kept where ntdd can reproduce it, else the
+    notebook is written as Jupyter writes it (nbformat's one-space indent).
+    """
+
+    def edit(cells: list[Any]) -> None:
+        for index, (outputs, count) in ran.items():
+            cell = cells[index - 1]
+            if cell.get("cell_type") != "code":
+                raise NotebookWriteError(f"{path}: cell {index} is no longer a code cell")
+            cell["outputs"] = [_counted(output, count) for output in outputs]
+            cell["execution_count"] = count
+
+    return _edited(path, data, edit, any_layout=True)
+
+
+def _counted(output: dict[str, Any], count: int) -> dict[str, Any]:
+    """An `execute_result` carries its cell's execution count, as its `Out[n]`."""
+    if output.get("output_type") == "execute_result":
+        return {**output, "execution_count": count}
+    return output
+
+
+def _edited(
+    path: Path, data: bytes, edit: Callable[[list[Any]], None], any_layout: bool = False
+) -> bytes:
+    """The notebook *data* with its cells changed by *edit*, every other byte as it was;
+    with *any_layout*, a layout ntdd cannot reproduce is written as Jupyter writes it."""
     try:
         raw = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -51,21 +96,30 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
     bom = _BOM if raw.startswith(_BOM) else ""
     newline = "\r\n" if "\r\n" in raw else "\n"
     raw = raw.removeprefix(bom).replace("\r\n", "\n")
-    notebook = json.loads(raw)
-    if notebook.get("nbformat") != 4:
+    try:
+        notebook = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise NotebookWriteError(f"{path}: not a notebook's JSON any more: {e}") from e
+    if not isinstance(notebook, dict) or notebook.get("nbformat") != 4:
+        version = notebook.get("nbformat") if isinstance(notebook, dict) else None
         raise NotebookWriteError(
-            f"{path}: nbformat {notebook.get('nbformat')} notebook; ntdd writes back into "
+            f"{path}: nbformat {version} notebook; ntdd writes back into "
             "nbformat 4 only (open and save it in Jupyter to upgrade it)"
         )
-    dump = _dumper(raw, notebook, path)
-    cells = notebook["cells"]
-    for index, text in sources.items():
-        cell = cells[index - 1]
-        old = cell.get("source", "")
-        cell["source"] = text.splitlines(keepends=True) if isinstance(old, list) else text
+    try:
+        dump = _dumper(raw, notebook, path)
+    except NotebookWriteError:
+        if not any_layout:
+            raise
+        dump = _as_jupyter_writes
+    edit(notebook["cells"])
     new = dump(notebook)
     _validate(raw, new, path)
     return (bom + new).replace("\n", newline).encode("utf-8")
+
+
+def _as_jupyter_writes(notebook: Any) -> str:
+    return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _dumper(raw: str, notebook: Any, path: Path) -> Callable[[Any], str]:

@@ -104,6 +104,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("ntdd_devices", "devices for `device` tests, e.g. cpu,cuda", default="")
     _scale_options(group, parser)
     _smoke_options(group, parser)
+    _write_options(group)
 
 
 def _smoke_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -181,6 +182,33 @@ def _scale_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
     parser.addini("ntdd_durations", "durations file that balances --ntdd-shard", default="")
 
 
+def _write_options(group: pytest.OptionGroup) -> None:
+    """Notebooks written back as they ran (`written_notebooks` here)."""
+    group.addoption(
+        "--ntdd-write-notebooks",
+        dest="ntdd_write_notebooks",
+        metavar="DIR",
+        help="write each notebook as it ran (its cells' fresh outputs and execution counts) "
+        "into DIR, at its path under the rootdir; only notebooks whose run completed",
+    )
+    group.addoption(
+        "--ntdd-overwrite",
+        action="store_true",
+        default=False,
+        dest="ntdd_overwrite",
+        help="write each notebook as it ran over the notebook itself, as nbmake --overwrite "
+        "does; only notebooks whose run completed and that did not change meanwhile",
+    )
+    group.addoption(
+        "--ntdd-write-incomplete",
+        action="store_true",
+        default=False,
+        dest="ntdd_write_incomplete",
+        help="with --ntdd-write-notebooks or --ntdd-overwrite, also write notebooks whose "
+        "run did not complete, with the outputs it had",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: a slow test (`@slow` or the ntdd-slow tag)")
     config.addinivalue_line("markers", "timeout(seconds): a time limit for one notebook test")
@@ -221,6 +249,15 @@ def _register_scale_plugins(config: pytest.Config) -> None:
         from ntdd.plugin.report import report_writer
 
         config.pluginmanager.register(report_writer(config, report), "ntdd-report")
+    if any(config.getoption(name) for name in _WRITE_OPTIONS):
+        from ntdd.plugin.written_notebooks import notebook_writer
+
+        writer = notebook_writer(config)
+        if writer is not None:
+            config.pluginmanager.register(writer, "ntdd-write-notebooks")
+
+
+_WRITE_OPTIONS = ("ntdd_write_notebooks", "ntdd_overwrite", "ntdd_write_incomplete")
 
 
 def _check_results_files(config: pytest.Config) -> None:
@@ -240,7 +277,7 @@ def _check_results_files(config: pytest.Config) -> None:
 
     for option, raw in given:
         results_files.check(config, option, raw)
-    config.pluginmanager.register(results_files.ResultsFileErrors(config), "ntdd-results-files")
+    results_files.say_failures(config)
 
 
 def _report_path(config: pytest.Config) -> str | None:

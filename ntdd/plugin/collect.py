@@ -37,8 +37,8 @@ from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind
 
-# A notebook's module, or why there is none, and the file it was read from.
-Loaded = tuple[Entry | None, NtddError | None, Path | None]
+# A notebook's module, or why there is none, the file it was read from, and its digest.
+Loaded = tuple[Entry | None, NtddError | None, Path | None, str | None]
 
 
 class NotebookModule(pytest.Module):
@@ -48,6 +48,7 @@ class NotebookModule(pytest.Module):
     plan_warnings: tuple[str, ...] = ()  # shown once collection is done
     _entry: Entry | None = None  # what collecting it produced, from the cache or made now
     _inputs: Path | None = None  # the file read: the notebook, or its newer jupytext pair
+    read_digest: str | None = None  # SHA-256 of the bytes read: what a write-back may replace
 
     def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
         """Read the notebook, once; a failure is raised later, as a collection error.
@@ -58,17 +59,18 @@ class NotebookModule(pytest.Module):
         not even parsed.
         """
         if loaded is not None and self.path in loaded:
-            self._entry, self.read_error, self._inputs = loaded[self.path]
+            self._entry, self.read_error, self._inputs, self.read_digest = loaded[self.path]
             return
         self._load()
         if loaded is not None:
-            loaded[self.path] = (self._entry, self.read_error, self._inputs)
+            loaded[self.path] = (self._entry, self.read_error, self._inputs, self.read_digest)
 
     def _load(self) -> None:
         path = newest_inputs(_shortest(self.path))  # a jupytext pair: its newer file
         self._inputs = self.path.parent / path.name
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
+            self.read_digest = hashlib.sha256(data).hexdigest()
             cache = ModuleCache.of(self.config)
             key = self._key(cache, data, path) if cache is not None else ""
             stored = cache.load(key) if cache is not None else None

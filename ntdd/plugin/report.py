@@ -20,8 +20,9 @@ import pytest
 
 from ntdd.errors import SetupError
 from ntdd.plugin import results_files
+from ntdd.plugin.cell_records import cell_records
 from ntdd.plugin.items import runtime_of
-from ntdd.plugin.report_hooks import WHERE_NOTE, cell_of_test
+from ntdd.plugin.report_hooks import WHERE_NOTE
 from ntdd.plugin.report_pins import pinned_cells
 from ntdd.plugin.report_values import (
     NotebookResults,
@@ -33,12 +34,9 @@ from ntdd.plugin.report_values import (
 from ntdd.plugin.smoke import NOTES as SMOKE_NOTES
 from ntdd.plugin.summary import _message as message_of
 from ntdd.plugin.summary import category_of, terminal_line
-from ntdd.runtime.cell_log import CELL_LOG, CellLog, CellRun, notebook_traceback
-from ntdd.runtime.fixtures import device_under_test
+from ntdd.runtime.cell_log import COPY_CAP, CellRun, capped_note, notebook_traceback
 from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.settings import settings_of
-
-MAX_OUTPUT = 20_000  # characters of one cell's stdout (or stderr) the page shows
 
 
 class ReportWriter:
@@ -47,7 +45,6 @@ class ReportWriter:
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config = config
         self.path = path
-        self.log = config.stash.setdefault(CELL_LOG, CellLog())
         self.order: dict[str, int] = {}  # node ids in collection order
         self.notebooks: dict[str, NotebookResults] = {}
         self.first_seen: dict[str, str] = {}  # a notebook's first node id
@@ -61,15 +58,12 @@ class ReportWriter:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        """What only the process that ran the test knows of its failure (the notebook, the
+        device and the cells it ran go on the report by `CellRecords`)."""
         report = yield
-        report.ntdd_cells = [_capped(run).as_dict() for run in self.log.take()]
         runtime = _runtime(item)
         if runtime is None:
             return report
-        report.ntdd_notebook = str(runtime.cells.notebook)
-        report.ntdd_device = _device(item)
-        where = cell_of_test(item)
-        report.ntdd_cell = where.index if where is not None else None
         error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, SetupError):  # its cell shows the traceback
             report.ntdd_message = str(error)
@@ -103,10 +97,10 @@ class ReportWriter:
             return
         results = self.notebooks.setdefault(notebook, NotebookResults(Path(notebook)))
         self.first_seen.setdefault(notebook, report.nodeid)
-        runs = [CellRun(**run) for run in getattr(report, "ntdd_cells", ())]
+        runs = [_capped(CellRun(**run)) for run in getattr(report, "ntdd_cells", ())]
         results.cells += runs
         ran = self.ran.setdefault(report.nodeid, [])
-        ran += [run.index for run in runs]
+        ran += [run.index for run in runs if not run.test]
         if report.when == "teardown":
             del self.ran[report.nodeid]
         outcome = category_of(self.config, report)
@@ -175,6 +169,7 @@ def report_writer(config: pytest.Config, path: str) -> ReportWriter:
             f"ntdd: --ntdd-report {path}: the report is rendered with nbconvert, which is not "
             "installed; install it with: pip install 'ntdd[nbconvert]'"
         ) from e
+    cell_records(config)
     return ReportWriter(config, config.invocation_params.dir / path)
 
 
@@ -186,10 +181,6 @@ def _runtime(item: pytest.Item) -> Runtime | None:
 def _where_note(note: str) -> bool:
     """The note naming a failure's cell and line, for the terminal: the page's frames say it."""
     return note.startswith(WHERE_NOTE)
-
-
-def _device(item: pytest.Item) -> str:
-    return device_under_test(item) or ""
 
 
 def _result(report: pytest.TestReport, outcome: str, ran: list[int]) -> TestResult:
@@ -228,18 +219,18 @@ def _section(report: pytest.TestReport, stream: str) -> str:
 
 
 def _capped(run: CellRun) -> CellRun:
+    """The run as the page shows it: each stream cut at `COPY_CAP` characters, as its copy
+    of stdout and stderr already is."""
     outputs = [
         {**o, "text": _cap(o["text"])} if o["output_type"] == "stream" else o for o in run.outputs
     ]
-    return replace(run, stdout=_cap(run.stdout), stderr=_cap(run.stderr), outputs=outputs)
+    return replace(run, outputs=outputs)
 
 
 def _cap(text: str) -> str:
-    """A cell's output, cut at `MAX_OUTPUT` characters with a note saying how much is left out."""
-    if len(text) <= MAX_OUTPUT:
+    if len(text) <= COPY_CAP:
         return text
-    left = len(text) - MAX_OUTPUT
-    return f"{text[:MAX_OUTPUT]}\n… output capped: {left:,} more characters not shown\n"
+    return text[:COPY_CAP] + capped_note(len(text) - COPY_CAP)
 
 
 def _options(config: pytest.Config, tests: list[TestResult]) -> list[tuple[str, str]]:

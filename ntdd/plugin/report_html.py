@@ -193,11 +193,12 @@ def _cell_meta(
 def _outputs(tests: list[dict[str, Any]], runs: list[CellRun]) -> list[dict[str, Any]]:
     """The cell's output in this run: its first device's run's outputs, as a kernel
     recorded them (but its error, which the page shows its own way, and a progress bar
-    on stderr shown as text, not as an error's output); a test cell's, each test's
-    stdout and stderr."""
+    on stderr shown as text, not as an error's output), a bare test cell's as its test
+    ran it; a cell of test functions, each test's stdout and stderr."""
     own = [t for t in tests if not t["label"]]
-    if not own and runs and runs[0].outputs:
-        return _as_shown(runs[0])
+    recorded = [run for run in runs if run.outputs and run.test != "functions"]
+    if recorded:
+        return _as_shown(recorded[0])
     outputs = []
     streams = [(t["stdout"], t["stderr"]) for t in own]
     streams = streams or [(run.stdout, run.stderr) for run in runs[:1]]

@@ -36,15 +36,25 @@ def write(session: pytest.Session, option: str, path: Path, writing: Callable[[]
     try:
         writing()
     except NtddError as e:
-        _failed(session, f"{option} {e}")
+        failed(session, f"{option} {e}")
     except OSError as e:
-        _failed(session, f"{option} {path}: cannot write it: {e.strerror or type(e).__name__}")
+        failed(session, f"{option} {path}: cannot write it: {e.strerror or type(e).__name__}")
 
 
-def _failed(session: pytest.Session, message: str) -> None:
+def failed(session: pytest.Session, message: str) -> None:
+    """A file the run was to write was not: one line under the summary, and the run not OK."""
     session.config.stash.setdefault(_failures, []).append(message)
     if session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+def say_failures(config: pytest.Config) -> None:
+    """Register the plugin that lists the files not written under the run's summary, once."""
+    if not config.pluginmanager.has_plugin(_PLUGIN):
+        config.pluginmanager.register(ResultsFileErrors(config), _PLUGIN)
+
+
+_PLUGIN = "ntdd-results-files"
 
 
 class ResultsFileErrors:

@@ -1,13 +1,15 @@
-"""What each setup cell printed and how long it took, for `--ntdd-report`.
+"""What each cell printed and how long it took, for `--ntdd-report` and the notebooks written
+back (`--ntdd-write-notebooks`, `--ntdd-overwrite`).
 
 A kernel shows a cell's output under the cell; pytest captures a test's
 output per test, and a setup cell runs inside the first test that needs it.
-When a report is asked for, the runtime writes down each setup cell it runs:
-its stdout and stderr (Python-level writes: `print`, `display`, warnings;
-not what a C extension or a subprocess writes to the file descriptors), its
-duration, what it raised, and its outputs as a kernel records them
-(`cell_outputs`: streams, its value, displays, figures, its error). Without a
-report nothing is recorded, and a cell costs one dictionary look-up more.
+When a run records cells, the runtime writes down each setup cell it runs,
+and each test cell as its test runs it: its stdout and stderr (Python-level
+writes: `print`, `display`, warnings; not what a C extension or a
+subprocess writes to the file descriptors), its duration, what it raised,
+and its outputs as a kernel records them (`cell_outputs`: streams, its
+value, displays, figures, its error). Otherwise nothing is recorded, and a
+cell costs one dictionary look-up more.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ntdd.runtime import cell_outputs
 
 @dataclass(frozen=True)
 class CellRun:
-    """One setup cell as one device's run ran it."""
+    """One cell as one device's run ran it: a setup cell, or a test cell run by its test."""
 
     index: int  # as Jupyter counts cells: 1 is the first
     cell_id: str | None
@@ -41,6 +43,7 @@ class CellRun:
     message: str = ""  # what it raised, in one line: `ModuleNotFoundError: No module named 'x'`
     outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat's shapes
     progress: list[int] = field(default_factory=list)  # which of them are progress bars
+    test: str = ""  # a test cell's kind ("statements", "functions"); "" for a setup cell
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict: report attributes must survive xdist's serialisation."""
@@ -60,6 +63,13 @@ class CellLog:
 
 
 CELL_LOG = pytest.StashKey[CellLog]()
+COPY_CAP = 20_000  # characters of a cell's stdout (or stderr) kept beside its outputs
+CAPPED = "… output capped:"
+
+
+def capped_note(left_out: int) -> str:
+    """The line that ends a copy cut short, saying how much was left out."""
+    return f"\n{CAPPED} {left_out:,} more characters not shown\n"
 
 
 def cell_log_of(config: pytest.Config | None) -> CellLog | None:
@@ -68,7 +78,8 @@ def cell_log_of(config: pytest.Config | None) -> CellLog | None:
 
 
 class _Tee:
-    """A stream that writes to the stream it replaced and keeps a copy.
+    """A stream that writes to the stream it replaced and keeps a copy of its first
+    `COPY_CAP` characters (a cell that prints 100 MB keeps memory flat).
 
     Everything else (`encoding`, `isatty()`, `fileno()`, `buffer`) is the
     replaced stream's, so that a cell behaves as it does without a report.
@@ -76,13 +87,23 @@ class _Tee:
 
     def __init__(self, stream: TextIO, name: str, outputs: cell_outputs.Outputs) -> None:
         self._stream = stream
-        self.copy = io.StringIO()
+        self._copy = io.StringIO()
+        self._kept = self._left_out = 0
         self._name, self._outputs = name, outputs
 
     def write(self, text: str) -> int:
-        self.copy.write(text)
+        room = COPY_CAP - self._kept
+        if room > 0:
+            self._copy.write(text[:room])
+            self._kept += min(room, len(text))
+        self._left_out += max(0, len(text) - max(room, 0))
         self._outputs.stream(self._name, text)
         return self._stream.write(text)
+
+    def copy(self) -> str:
+        """What was written, cut at `COPY_CAP` characters with a note of how much more."""
+        text = self._copy.getvalue()
+        return text + capped_note(self._left_out) if self._left_out else text
 
     def writelines(self, lines: Iterable[str]) -> None:
         for line in lines:
@@ -100,12 +121,14 @@ def recorded(
     device: str,
     describe: Callable[[BaseException], str],
     at_the_end: Callable[[], None] = lambda: None,
+    test: str = "",
 ) -> Iterator[None]:
     """Run a cell with its output copied and its outputs recorded, its time taken, then log it.
 
     *describe* formats what the cell raised, if it raises; *at_the_end* runs
     as a kernel's post-execute callbacks do, its outputs still the cell's
-    (the inline backend showing the cell's figures).
+    (the inline backend showing the cell's figures). A test cell (*test*, its
+    kind) keeps what it raised among its outputs only: its test's report says it.
     """
     outputs = cell_outputs.Outputs()
     out, err = _Tee(sys.stdout, "stdout", outputs), _Tee(sys.stderr, "stderr", outputs)
@@ -117,9 +140,11 @@ def recorded(
             try:
                 yield
             except BaseException as e:
-                error = describe(e)
-                message = traceback.format_exception_only(type(e), e)[0].strip()
-                outputs.error(e, error)
+                described = describe(e)
+                outputs.error(e, described)
+                if not test:
+                    error = described
+                    message = traceback.format_exception_only(type(e), e)[0].strip()
                 raise
             finally:
                 at_the_end()
@@ -129,8 +154,8 @@ def recorded(
             sys.stdout = out._stream
         if sys.stderr is err:
             sys.stderr = err._stream
-        stdout, stderr = out.copy.getvalue(), err.copy.getvalue()
-        run = CellRun(index, cell_id, device, seconds, stdout, stderr, error, message)
+        stdout, stderr = out.copy(), err.copy()
+        run = CellRun(index, cell_id, device, seconds, stdout, stderr, error, message, test=test)
         log.runs.append(replace(run, outputs=outputs.as_list(), progress=outputs.progress()))
 
 

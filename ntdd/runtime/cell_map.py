@@ -170,6 +170,20 @@ class CellMap:
         } | set(self.bodies.values())
         self.positions = [s.position for s in self.steps]
 
+    def cells_run(self) -> list[int]:
+        """The cells a run that reaches the notebook's end runs, by number: those it leaves
+        out by design (`# NTDD: skip`, a test marked to be skipped, `#| eval: false` where
+        the run skips such cells) are not among them."""
+        return sorted(
+            s.index
+            for s in self.steps
+            if isinstance(s, SetupStep) or (isinstance(s, TestStep) and not s.skipped)
+        )
+
+    def test_region(self, item: pytest.Item) -> TestRegion | None:
+        """The test cell *item*'s function was written in; None for a test of no cell."""
+        return self._test_region(item)
+
     def _show_values(self, test_steps: list[TestStep], config: pytest.Config) -> None:
         """Bare test cells run at the notebook's top level and show their last expression,
         as a kernel's cells do (`steps.at_the_top_level`)."""

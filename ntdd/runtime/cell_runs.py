@@ -5,7 +5,8 @@ a one-line magic without its `%` runs as IPython's automagic reads it; the
 cell is compiled once per notebook (with the future flags of the cells
 above it, and smoke mode's caps); what it warns is reported as the
 notebook's, at the cell's line; its output and time go to the run's report,
-when there is one: its outputs too, as a kernel records them.
+when there is one: its outputs too, as a kernel records them, and a test
+cell's as its test runs it.
 """
 
 from __future__ import annotations
@@ -95,6 +96,26 @@ def recorded(
         inline_figures.show_open(cells.namespace)
 
     return cell_recorded(log, step.index, step.id, device, describe, at_the_end)
+
+
+def test_recorded(
+    cells: CellMap, item: pytest.Item, device: str
+) -> contextlib.AbstractContextManager[None]:
+    """A test cell's outputs as its test runs it (its figures at its end), for the run's
+    report and the notebooks written back, when there are any."""
+    log = cell_log_of(item.config)
+    test = cells.test_region(item) if log is not None else None
+    if log is None or test is None:
+        return contextlib.nullcontext()
+
+    def describe(error: BaseException) -> str:
+        return notebook_traceback(error, cells.place_of)
+
+    def at_the_end() -> None:
+        inline_figures.show_open(cells.namespace)
+
+    where = (test.index, test.region.id, device)
+    return cell_recorded(log, *where, describe, at_the_end, test=test.kind)
 
 
 @contextlib.contextmanager

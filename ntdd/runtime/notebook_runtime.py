@@ -196,8 +196,8 @@ class NotebookRuntime(RegionCalls):
 
         Outermost first: the notebook's folder as the cwd, its root logger and
         its event loop running (`notebook_code`), its random generators where its
-        cells left them, `sys.last_value` where a kernel has it, and the streams
-        kept open.
+        cells left them, `sys.last_value` where a kernel has it, the streams
+        kept open, and its cell's outputs recorded where the run records them.
         """
         __tracebackhide__ = True
         kernel = self.kernel
@@ -212,7 +212,10 @@ class NotebookRuntime(RegionCalls):
             kernel.generators_kept(),
         ):
             kernel.restore_last_error()
-            with containment.streams_kept_open(item.nodeid):
+            with (
+                containment.streams_kept_open(item.nodeid),
+                cell_runs.test_recorded(self.cells, item, kernel.device),
+            ):
                 yield
 
     def runs_code_of(self, filename: str) -> bool:

@@ -1,0 +1,52 @@
+"""The cells each test ran, on its reports: what the HTML report and the written notebooks read.
+
+Where tests run (a worker under `-n`, or the one process), the runtime logs
+each cell it runs while a run records cells (`ntdd.runtime.cell_log`). Each
+phase's report takes the cells logged in that phase, with the notebook, the
+device and the test's cell, as plain attributes that xdist carries to the
+controller, where `--ntdd-report` and `--ntdd-write-notebooks` read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ntdd.plugin.items import runtime_of
+from ntdd.plugin.report_hooks import cell_of_test
+from ntdd.runtime.cell_log import CELL_LOG, CellLog
+from ntdd.runtime.fixtures import device_under_test
+
+
+class CellRecords:
+    """Turns the run's cell recording on, and hands each phase's cells to its report."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.log = config.stash.setdefault(CELL_LOG, CellLog())
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        report.ntdd_cells = [run.as_dict() for run in self.log.take()]
+        runtime = runtime_of(item)
+        if runtime is None or not runtime.points_at_cells:
+            return report
+        report.ntdd_notebook = str(runtime.cells.notebook)
+        report.ntdd_device = device_under_test(item) or ""
+        where = cell_of_test(item)
+        report.ntdd_cell = where.index if where is not None else None
+        if call.when == "setup":  # once a test: what a complete run runs, the bytes it read
+            report.ntdd_runs_cells = runtime.cells.cells_run()
+            module = item.getparent(pytest.Module)
+            report.ntdd_read_digest = getattr(module, "read_digest", None)
+        return report
+
+
+def cell_records(config: pytest.Config) -> CellRecords:
+    """The one `CellRecords` of the run, registered by the first plugin that needs it."""
+    found = config.pluginmanager.get_plugin("ntdd-cell-records")
+    if found is None:
+        found = CellRecords(config)
+        config.pluginmanager.register(found, "ntdd-cell-records")
+    return found

@@ -1,0 +1,188 @@
+"""`--ntdd-write-notebooks DIR` and `--ntdd-overwrite`: each notebook written as it ran.
+
+As `nbmake --overwrite` and papermill do, the notebook is written with its
+cells' fresh outputs and execution counts (its test cells' too), as a
+kernel's Run All leaves them: the first device's run, counted in notebook
+order. Only a run that completed is written (every cell it runs ran on that
+device, and none of its tests failed or errored), unless
+`--ntdd-write-incomplete` asks for what the run had. The cells the run ran
+are the only ones changed; a cell it leaves out by design (`# NTDD: skip`,
+a test marked to be skipped) keeps what it had.
+
+Nothing is lost: a notebook changed since the run read it is not
+overwritten, nor is a file in DIR that is not that notebook; each file is
+written atomically and validates with nbformat wherever its notebook did.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ntdd.errors import NtddError
+from ntdd.notebook.files import write_atomic
+from ntdd.notebook.write import RanCell, with_outputs
+from ntdd.plugin import results_files
+from ntdd.plugin.cell_records import cell_records
+from ntdd.runtime.cell_log import CellRun
+
+OPTION = "--ntdd-write-notebooks"
+
+
+@dataclass
+class NotebookRun:
+    """What the reports said of one notebook's run."""
+
+    path: Path
+    runs: dict[str, dict[int, CellRun]] = field(default_factory=dict)  # device: cell: run
+    cells_run: list[int] = field(default_factory=list)  # the cells a complete run runs
+    read_digest: str | None = None  # of the bytes the run was collected from
+    problem: str = ""  # the first reason the run did not complete
+
+    def add(self, report: pytest.TestReport) -> None:
+        for run in (CellRun(**data) for data in getattr(report, "ntdd_cells", ())):
+            self.runs.setdefault(run.device, {}).setdefault(run.index, run)
+        self.cells_run = getattr(report, "ntdd_runs_cells", None) or self.cells_run
+        self.read_digest = getattr(report, "ntdd_read_digest", None) or self.read_digest
+        if not self.problem and (report.failed or hasattr(report, "wasxfail")):
+            test = report.nodeid.rsplit("::", 1)[-1]
+            self.problem = f"{test} {'failed' if report.when == 'call' else 'errored'}"
+
+    def ran(self) -> dict[int, CellRun]:
+        """The cells of the device run that ran the most of them (the first device on a tie)."""
+        return max(self.runs.values(), key=len, default={})
+
+    def incomplete(self) -> str:
+        """Why the run does not stand for a Run All to the end; "" when it does."""
+        if self.problem:
+            return self.problem
+        missing = [index for index in self.cells_run if index not in self.ran()]
+        if missing:
+            return f"cell{'s' * (len(missing) > 1)} {_listed(missing)} did not run"
+        return ""
+
+    def as_written(self) -> dict[int, RanCell]:
+        """The cells' outputs and execution counts, counted in notebook order as Run All
+        counts them; a cell of test functions defines them, which shows nothing."""
+        ran = self.ran()
+        return {
+            index: ([] if ran[index].test == "functions" else ran[index].outputs, count)
+            for count, index in enumerate(sorted(ran), start=1)
+        }
+
+
+class NotebookWriter:
+    """Gathers each notebook's cells from the reports, and writes the notebooks at the end."""
+
+    def __init__(self, config: pytest.Config, folder: Path | None, incomplete: bool) -> None:
+        cell_records(config)
+        self.config = config
+        self.folder = folder  # None: in place
+        self.incomplete = incomplete
+        self.notebooks: dict[str, NotebookRun] = {}
+        self.written: list[Path] = []
+        self.left: list[tuple[Path, str]] = []  # not written, and why
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        notebook = getattr(report, "ntdd_notebook", None)
+        if notebook is not None:
+            self.notebooks.setdefault(notebook, NotebookRun(Path(notebook))).add(report)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if hasattr(self.config, "workerinput"):
+            return  # the controller has every report and writes the notebooks
+        for run in self.notebooks.values():
+            why = run.incomplete()
+            if why and not self.incomplete:
+                self.left.append((run.path, f"its run did not complete ({why})"))
+                continue
+            target = self._target(run.path)
+            try:
+                self._write(run, target)
+            except NtddError as e:  # refused, or the file system said no: the run is not OK
+                results_files.failed(session, f"{OPTION}: {e}")
+            else:
+                self.written.append(target)
+
+    def _target(self, path: Path) -> Path:
+        if self.folder is None:
+            return path
+        root = self.config.rootpath
+        relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
+        return self.folder / relative
+
+    def _write(self, run: NotebookRun, target: Path) -> None:
+        path = run.path
+        if path.suffix != ".ipynb":
+            raise NtddError(f"{path}: a text notebook holds no outputs; not written")
+        data = path.read_bytes()
+        if run.read_digest is not None and hashlib.sha256(data).hexdigest() != run.read_digest:
+            raise NtddError(f"{path}: changed since the run read it; not written")
+        new = with_outputs(path, run.as_written(), data)
+        if target == path:
+            write_atomic(target, new, was=data)
+            return
+        if target.resolve() == path.resolve():
+            raise NtddError(f"{path}: {OPTION} would write over it; --ntdd-overwrite does that")
+        was = target.read_bytes() if target.exists() else None
+        if was is not None and not _same_notebook(was, data):
+            raise NtddError(f"{target}: is not this notebook as ntdd writes it; not overwritten")
+        write_atomic(target, new, was=was)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        where = "in place" if self.folder is None else f"to {self._shown(self.folder)}"
+        if self.written:
+            count = len(self.written)
+            terminalreporter.write_line(
+                f"ntdd: wrote {count} notebook{'s' * (count > 1)} as run, {where}"
+            )
+        for path, why in self.left:
+            hint = "; --ntdd-write-incomplete writes it" if "did not complete" in why else ""
+            terminalreporter.write_line(f"ntdd: {path} not written: {why}{hint}", yellow=True)
+
+    def _shown(self, path: Path) -> str:
+        """*path* as the command line gave it: relative to where pytest was run."""
+        here = self.config.invocation_params.dir
+        return str(path.relative_to(here)) if path.is_relative_to(here) else str(path)
+
+
+def notebook_writer(config: pytest.Config) -> NotebookWriter | None:
+    """The plugin for the options, where one is given; a usage error where they clash."""
+    folder: str | None = config.getoption("ntdd_write_notebooks") or None
+    in_place = bool(config.getoption("ntdd_overwrite"))
+    incomplete = bool(config.getoption("ntdd_write_incomplete"))
+    if folder and in_place:
+        raise pytest.UsageError(f"ntdd: {OPTION} and --ntdd-overwrite: give one of them")
+    if not (folder or in_place):
+        if incomplete:
+            raise pytest.UsageError(
+                f"ntdd: --ntdd-write-incomplete writes with {OPTION} DIR or --ntdd-overwrite"
+            )
+        return None
+    path = config.invocation_params.dir / folder if folder else None
+    if path is not None and path.exists() and not path.is_dir():
+        raise pytest.UsageError(f"ntdd: {OPTION} {folder}: not a folder")
+    results_files.say_failures(config)
+    return NotebookWriter(config, path, incomplete)
+
+
+def _same_notebook(one: bytes, other: bytes) -> bool:
+    """Whether two files hold the same cells' sources: a copy ntdd wrote before, outputs aside."""
+    try:
+        return _sources(one) == _sources(other)
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return False
+
+
+def _sources(data: bytes) -> list[tuple[str, str]]:
+    cells = json.loads(data.decode("utf-8-sig"))["cells"]
+    return [(c["cell_type"], "".join(c.get("source", ""))) for c in cells]
+
+
+def _listed(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers[:-1])) + " and " * (len(numbers) > 1) + str(numbers[-1])

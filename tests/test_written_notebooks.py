@@ -1,0 +1,226 @@
+"""`--ntdd-write-notebooks DIR` and `--ntdd-overwrite`: each notebook written as it ran, its
+cells' fresh outputs and execution counts as a kernel's Run All leaves them, and never a
+notebook whose run did not complete, one changed meanwhile, or a file ntdd did not write."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import run, sha, write_notebook
+from nbclient import NotebookClient
+
+CELLS = [
+    "import sys\nx = 41\nprint('set up')\nprint('a warning', file=sys.stderr)\nx + 1",
+    "# TEST: x is set\nprint('checked')\nassert x == 41\nx * 2",
+    "class Table:\n    def _repr_html_(self):\n        return '<b>t</b>'\n"
+    "    def __repr__(self):\n        return 'Table()'\ndisplay(Table())\nTable()",
+    "# TEST\ndef test_twice():\n    assert 2 * x == 82",
+    "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\ny = 1;",
+    "for i in range(3):\n    print(f'\\rstep {i}', end='')\nprint()",
+]
+
+
+def _shown(outputs: list[Any]) -> list[tuple[str, Any]]:
+    """Outputs as a reader compares them: each kind, and its text or mime types."""
+    shown: list[tuple[str, Any]] = []
+    for output in outputs:
+        kind = output["output_type"]
+        if kind == "stream":
+            text = re.sub(r"[^\n]*\r", "", "".join(output["text"]))  # as a notebook shows it
+            shown.append((f"stream:{output['name']}", text))
+        elif kind == "error":
+            shown.append((kind, output["ename"]))
+        else:
+            data = output["data"]
+            text = "".join(data.get("text/plain", ""))
+            shown.append((kind, (sorted(data), "" if "Figure" in text else text)))
+            if kind == "execute_result":
+                shown.append(("count", output["execution_count"]))
+    return shown
+
+
+def _by_cell(path: Path) -> list[tuple[Any, list[tuple[str, Any]]]]:
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    return [(c.execution_count, _shown(c.outputs)) for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.mark.slow
+def test_each_cell_is_written_with_the_outputs_and_counts_a_kernels_run_all_gives(
+    pytester: pytest.Pytester,
+) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", CELLS)
+    kernel = nbformat.read(path, as_version=4)
+    where = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(kernel, timeout=120, resources=where).execute()
+    nbformat.write(kernel, pytester.path / "kernel.ipynb")
+
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["ntdd: wrote 1 notebook as run, to out"])
+    written = _by_cell(pytester.path / "out" / "nb.ipynb")
+    assert written == _by_cell(pytester.path / "kernel.ipynb")
+    assert [count for count, _ in written] == [1, 2, 3, 4, 5, 6]
+    assert ("display_data", (["text/html", "text/plain"], "Table()")) in written[2][1]
+    assert written[4][1] == [("display_data", (["image/png", "text/plain"], ""))]  # the figure
+    assert sha(path) == sha(pytester.path / "nb.ipynb")  # the notebook itself is unchanged
+
+
+def test_overwrite_writes_outputs_in_place_and_keeps_the_files_layout(
+    pytester: pytest.Pytester,
+) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", ["x = 1\nprint(x)", "# TEST\nassert x"])
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb["cells"][0]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "stale\n"}]
+    nb["metadata"]["kept"] = "as it was"
+    path.write_text(json.dumps(nb, indent=2) + "\n", encoding="utf-8")
+
+    result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+
+    result.stdout.fnmatch_lines(["ntdd: wrote 1 notebook as run, in place"])
+    text = path.read_text(encoding="utf-8")
+    again = json.loads(text)
+    assert text == json.dumps(again, indent=2) + "\n"  # the file's own indent
+    assert again["metadata"]["kept"] == "as it was"
+    assert again["cells"][0]["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": "1\n"}
+    ]
+    assert [c["execution_count"] for c in again["cells"]] == [1, 2]
+    assert [c["source"] for c in again["cells"]] == [c["source"] for c in nb["cells"]]
+
+
+def test_a_run_that_did_not_complete_is_not_written_unless_asked(
+    pytester: pytest.Pytester,
+) -> None:
+    path = write_notebook(
+        pytester.path / "nb.ipynb", ["x = 1", "# TEST: x is two\nassert x == 2", "print('end')"]
+    )
+    before = sha(path)
+
+    result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "ntdd: *nb.ipynb not written: its run did not complete (test_x_is_two failed); "
+            "--ntdd-write-incomplete writes it"
+        ]
+    )
+    assert sha(path) == before
+
+    run(pytester, "--ntdd", "--ntdd-overwrite", "--ntdd-write-incomplete", "nb.ipynb")
+
+    written = _by_cell(path)
+    assert written[1] == (2, [("error", "AssertionError")])  # as a kernel shows the cell
+    assert written[2] == (3, [("stream:stdout", "end\n")])
+
+
+def test_cells_a_run_did_not_reach_leave_it_unwritten(pytester: pytest.Pytester) -> None:
+    path = write_notebook(
+        pytester.path / "nb.ipynb", ["x = 1", "# TEST: first\nassert x", "# TEST: second\nassert x"]
+    )
+    before = sha(path)
+
+    result = run(pytester, "--ntdd", "--ntdd-overwrite", "-k", "first", "nb.ipynb")
+
+    result.stdout.fnmatch_lines(["*nb.ipynb not written: its run did not complete (cell 3 did*"])
+    assert sha(path) == before
+
+
+def test_a_cell_left_out_by_design_keeps_its_saved_outputs(pytester: pytest.Pytester) -> None:
+    saved = nbformat.v4.new_code_cell(
+        "# NTDD: skip\nprint('downloading')",
+        outputs=[nbformat.v4.new_output("stream", text="downloaded\n")],
+        execution_count=7,
+    )
+    path = write_notebook(pytester.path / "nb.ipynb", ["x = 1", saved, "# TEST\nassert x"])
+
+    run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+
+    written = _by_cell(path)
+    assert written[1] == (7, [("stream:stdout", "downloaded\n")])
+    assert [written[0][0], written[2][0]] == [1, 2]
+
+
+def test_a_notebook_changed_during_the_run_is_not_overwritten(pytester: pytest.Pytester) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x"])
+    pytester.makeconftest(
+        "from pathlib import Path\n"
+        "def pytest_runtest_call(item):\n"
+        "    p = Path('nb.ipynb')\n"
+        "    p.write_text(p.read_text().replace('x = 1', 'x = 2  # edited'))\n"
+    )
+
+    result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-write-notebooks: *changed since the run*"])
+    assert "x = 2  # edited" in path.read_text(encoding="utf-8")
+
+
+def test_a_file_in_the_folder_that_is_not_the_notebook_is_not_overwritten(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x"])
+    other = write_notebook(pytester.path / "out" / "nb.ipynb", ["y = 'another notebook'"])
+    before = sha(other)
+
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["*is not this notebook as ntdd writes it; not overwritten"])
+    assert sha(other) == before
+    run(pytester, "--ntdd", "--ntdd-write-notebooks", "written", "nb.ipynb")
+    first = sha(pytester.path / "written" / "nb.ipynb")
+    again = run(pytester, "--ntdd", "--ntdd-write-notebooks", "written", "nb.ipynb")
+    assert again.ret == pytest.ExitCode.OK  # its own earlier copy: written again
+    assert sha(pytester.path / "written" / "nb.ipynb") == first
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--ntdd-overwrite", "--ntdd-write-notebooks", "out"], "*give one of them"),
+        (["--ntdd-write-incomplete"], "*--ntdd-write-incomplete writes with*"),
+        (["--ntdd-write-notebooks", "nb.ipynb"], "*nb.ipynb: not a folder"),
+    ],
+)
+def test_options_that_cannot_mean_anything_are_refused_before_the_run(
+    pytester: pytest.Pytester, options: list[str], says: str
+) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x"])
+    before = sha(path)
+
+    result = run(pytester, "--ntdd", *options, "nb.ipynb")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([says])
+    assert sha(path) == before
+
+
+@pytest.mark.slow
+def test_under_xdist_the_controller_writes_what_the_workers_ran(pytester: pytest.Pytester) -> None:
+    for name in ("a.ipynb", "b.ipynb"):
+        write_notebook(pytester.path / name, ["x = 1\nprint('ran')", "# TEST\nassert x"])
+
+    result = run(
+        pytester,
+        "--ntdd",
+        "-n",
+        "2",
+        "--ntdd-write-notebooks",
+        "out",
+        ".",
+        plugins=["xdist"],
+        subprocess=True,
+    )
+
+    result.stdout.fnmatch_lines(["ntdd: wrote 2 notebooks as run, to out"])
+    for name in ("a.ipynb", "b.ipynb"):
+        assert _by_cell(pytester.path / "out" / name)[0] == (1, [("stream:stdout", "ran\n")])
