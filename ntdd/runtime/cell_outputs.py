@@ -51,9 +51,7 @@ class Outputs:
         if not text:
             return
         if text == CLEAR_OUTPUT and name == "stdout":
-            self._pending_clear = _waits()
-            if not self._pending_clear:
-                self.items, self._ids = [], {}
+            self.clear(_waits())
             return
         if self._pending_clear:  # `clear_output(wait=True)`: cleared when new output comes
             self.items, self._ids, self._pending_clear = [], {}, False
@@ -69,6 +67,12 @@ class Outputs:
             cut = len(last["text"]) - STREAM_CAP
             self._dropped[id(last)] = self._dropped.get(id(last), 0) + cut
             last["text"] = last["text"][cut:]
+
+    def clear(self, wait: bool = False) -> None:
+        """`clear_output()`: the outputs so far are gone; with *wait*, when new output comes."""
+        self._pending_clear = wait
+        if not wait:
+            self.items, self._ids = [], {}
 
     def display(
         self,

@@ -4,14 +4,18 @@ ipykernel runs matplotlib with `matplotlib-inline`: after each cell its
 `flush_figures` displays every open pyplot figure (`image/png` by default,
 as `InlineBackend.figure_formats` says) and closes it. While a report
 records a cell, the figures go to the cell's outputs through the notebook's
-shell with the formatters the inline backend registers on a kernel's shell;
+shell with the formatters the inline backend registers on a kernel's shell
+(`set_up`, as `InlineBackend`'s settings say at the time: a figure shown
+mid-cell by `plt.show()`, through IPython's `display`, gets them too);
 `process_wide.close_figures` then closes them, as it does without a report.
 Nothing is imported for a cell when pyplot is not.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
+import warnings
 from typing import Any
 
 from ntdd.runtime import cell_outputs
@@ -32,7 +36,6 @@ def show_open(namespace: dict[str, Any]) -> None:
     if factory is None:
         return
     shell = factory()
-    _register_formats(shell)
     from matplotlib_inline.backend_inline import _fetch_figure_metadata
 
     for figure in figures:
@@ -41,13 +44,34 @@ def show_open(namespace: dict[str, Any]) -> None:
         outputs.display(data, {**metadata, **(extra or {})})
 
 
-def _register_formats(shell: Any) -> None:
-    """The figure formatters `configure_inline_support` puts on a kernel's shell."""
-    if getattr(shell, "_ntdd_figure_formats", None) is not None:
+def set_up(shell: Any) -> None:
+    """The figure formatters `configure_inline_support` puts on a kernel's shell, as
+    `InlineBackend`'s settings say now: a kernel's `%config InlineBackend.figure_formats`
+    changes them for the figures shown after (nothing to do before pyplot is imported,
+    or with another backend).
+
+    What `set_matplotlib_formats` chose stays until the settings change, as in a
+    kernel, where it chooses after the backend's set-up and the settings' change
+    chooses again."""
+    if "matplotlib.pyplot" not in sys.modules or backend() not in (INLINE, "inline"):
         return
+    settings = inline_settings()
+    wanted = (settings.figure_formats, settings.print_figure_kwargs)
+    if shell.__dict__.get("_ntdd_figure_formats") == wanted:
+        return
+    shell._ntdd_figure_formats = copy.deepcopy(wanted)  # first: `select` reads the formatter
     from IPython.core.pylabtools import select_figure_formats
+
+    select_figure_formats(shell, settings.figure_formats, **settings.print_figure_kwargs)
+
+
+def inline_settings() -> Any:
+    """matplotlib-inline's `InlineBackend` settings, made where they were not: a kernel
+    makes them as it starts, where the deprecation traitlets warns of is not the cell's."""
     from matplotlib_inline.config import InlineBackend
 
-    config = InlineBackend.instance()
-    select_figure_formats(shell, config.figure_formats, **config.print_figure_kwargs)
-    shell._ntdd_figure_formats = set(config.figure_formats)
+    if InlineBackend.initialized():
+        return InlineBackend.instance()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return InlineBackend.instance()

@@ -98,6 +98,7 @@ class Kernel:
         self.last_error: BaseException | None = None  # a kernel's `sys.last_value`
         self.future = 0  # the future flags of its cells run so far, as IPython carries them
         self.modules_mark: tuple[int, str] = (0, "")  # sys.modules when it went live
+        self.shell: ShellFactory | None = None  # its `get_ipython`, made by `fresh`
 
     @property
     def started(self) -> bool:
@@ -121,7 +122,7 @@ class Kernel:
         ns["__name__"] = "__main__"  # as in a kernel, which also has these two
         ns["__doc__"] = KERNEL_DOC
         ns["__builtins__"] = builtins
-        ns["get_ipython"] = ShellFactory(
+        ns["get_ipython"] = self.shell = ShellFactory(
             ns,
             lambda: context.where(cells.display_path),
             lambda: self.cells_run,
@@ -210,7 +211,12 @@ class Kernel:
     def notebook_code(self, keep_pytests: bool = False) -> NotebookCode:
         """While its code runs: its event loop running, its root logger where the module
         names logging (`NotebookCode`)."""
-        return NotebookCode(self, keep_pytests, "logging" in self.cells.mentions)
+        return NotebookCode(self, keep_pytests, "logging" in self.cells.mentions, self._shell)
+
+    def _shell(self) -> Any:
+        """Its shell, as IPython's own `display` publishes through it (`ipython_display`)."""
+        assert self.shell is not None
+        return self.shell()
 
     @contextlib.contextmanager
     def generators_kept(self) -> Iterator[None]:

@@ -1,4 +1,5 @@
-"""While a kernel's code runs: its event loop running, its root logger where it uses logging.
+"""While a kernel's code runs: its event loop running, its root logger where it uses logging,
+its shell IPython's (`ipython_display`).
 
 A kernel's cells run inside its event loop, whatever the code (library code
 calls `asyncio.get_running_loop()` where the notebook never names asyncio; a
@@ -9,10 +10,12 @@ go on for a moment, as between a kernel's cells.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ntdd.runtime import loop as event_loop
 from ntdd.runtime import root_logger
+from ntdd.runtime.ipython_display import Singleton
 from ntdd.runtime.root_logger import RootLogger
 
 
@@ -31,8 +34,15 @@ class NotebookCode:
     A class, not a generator: it is entered twice for every test.
     """
 
-    def __init__(self, kernel: Kernel, keep_pytests: bool, uses_logging: bool) -> None:
+    def __init__(
+        self,
+        kernel: Kernel,
+        keep_pytests: bool,
+        uses_logging: bool,
+        shell: Callable[[], Any],
+    ) -> None:
         self._kernel = kernel
+        self._singleton = Singleton(shell)
         self._keep_pytests = keep_pytests
         self._loop = event_loop.Running(kernel.event_loop)
         self._logging = uses_logging
@@ -41,6 +51,7 @@ class NotebookCode:
     def __enter__(self) -> None:
         if self._logging:
             self._outside = root_logger.swap_in(self._kernel.root_logger, self._keep_pytests)
+        self._singleton.__enter__()
         self._loop.__enter__()
 
     def __exit__(self, *exc_info: object) -> None:
@@ -48,5 +59,6 @@ class NotebookCode:
             self._loop.__exit__()
             event_loop.idle(self._kernel.loop)
         finally:
+            self._singleton.__exit__()
             if self._logging:
                 self._kernel.root_logger = root_logger.swap_out(self._outside, self._keep_pytests)

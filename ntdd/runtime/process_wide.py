@@ -10,7 +10,8 @@ a notebook's last test has run, what `isolation` does not hold:
 - matplotlib: a kernel's inline backend (its `MPLBACKEND`, which the
   notebook's environment has as a kernel's has it) closes every pyplot
   figure after each cell, and each notebook starts with its own kernel's
-  `rcParams` and no figure;
+  `rcParams`, inline backend settings (`%config InlineBackend.…`) and no
+  figure;
 - a library class a notebook patched with one of its own functions (nbdev's
   `@patch` onto `Path`): the function reads the notebook's names, which a
   kernel keeps as long as the kernel lives; the notebook's names are then
@@ -24,6 +25,7 @@ Each check costs microseconds when there is nothing to put back.
 from __future__ import annotations
 
 import builtins
+import copy
 import sys
 import types
 from dataclasses import dataclass
@@ -87,19 +89,27 @@ def backend() -> object:
 
 @dataclass(frozen=True)
 class Matplotlib:
-    """matplotlib's `rcParams` as a notebook found them (None: not imported then)."""
+    """matplotlib's `rcParams` (None: not imported then) and the inline backend's settings
+    (`%config InlineBackend.figure_formats`; None: none made then) as a notebook found them."""
 
     rc: dict[str, Any] | None
+    inline: dict[str, Any] | None = None
 
     @classmethod
     def capture(cls) -> Matplotlib:
         matplotlib = sys.modules.get("matplotlib")
         params = getattr(matplotlib, "rcParams", None)
-        return cls(dict(params) if params is not None else None)
+        settings = _inline_settings()
+        inline = None
+        if settings is not None:
+            inline = {n: copy.deepcopy(getattr(settings, n)) for n in _settable(settings)}
+        return cls(dict(params) if params is not None else None, inline)
 
     def apply(self) -> None:
         """The figures closed, the `rcParams` put back (those matplotlib loaded, where the
-        notebook imported it): the next notebook starts as in a fresh kernel."""
+        notebook imported it), the inline backend's settings too (its defaults, where
+        the notebook made them): the next notebook starts as in a fresh kernel."""
+        self._apply_inline()
         matplotlib = sys.modules.get("matplotlib")
         params = getattr(matplotlib, "rcParams", None)
         if params is None:
@@ -111,6 +121,31 @@ class Matplotlib:
         changed = {k: v for k, v in wanted.items() if k != "backend" and params.get(k) != v}
         if changed:
             dict.update(params, changed)  # as `rc_context` puts them back: no validation
+
+    def _apply_inline(self) -> None:
+        settings = _inline_settings()
+        if settings is None:
+            return
+        traits = settings.traits(config=True)
+        for name in _settable(settings):
+            value = self.inline[name] if self.inline is not None else traits[name].default()
+            if getattr(settings, name) != value:
+                setattr(settings, name, copy.deepcopy(value))
+
+
+def _inline_settings() -> Any:
+    """matplotlib-inline's `InlineBackend` settings, where they were made; else None."""
+    config = sys.modules.get("matplotlib_inline.config")
+    backend_settings = getattr(config, "InlineBackend", None)
+    if backend_settings is None or not backend_settings.initialized():
+        return None
+    return backend_settings.instance()
+
+
+def _settable(settings: Any) -> list[str]:
+    """Its settings `%config` sets, the deprecated `figure_format` first: setting it sets
+    `figure_formats`, which comes after."""
+    return sorted(settings.trait_names(config=True), key=lambda n: n != "figure_format")
 
 
 def patched_classes(namespace: dict[str, Any]) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 from ntdd.cells import magics
 from ntdd.cells.cell_code import normalize_newlines
-from ntdd.runtime import cell_outputs
+from ntdd.runtime import cell_outputs, inline_figures
 from ntdd.runtime.repr_only import PLAIN, shown_by_repr
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
@@ -74,11 +74,24 @@ class NotebookShell(RunsScripts, RunsMagics):
     def execution_count(self) -> int:
         return self._execution_count()
 
-    @functools.cached_property
+    @property
     def display_formatter(self) -> Any:
+        """IPython's formatters, with the inline backend's for figures as it is set now
+        (`inline_figures`): a figure shown mid-cell (`plt.show()`) is an image."""
+        formatter = self._formatter
+        inline_figures.set_up(self)
+        return formatter
+
+    @functools.cached_property
+    def _formatter(self) -> Any:
         from IPython.core.formatters import DisplayFormatter
 
         return DisplayFormatter()
+
+    @functools.cached_property
+    def display_pub(self) -> DisplayPublisher:
+        """Where IPython's own `display` publishes (`ipython_display`): the cell's outputs."""
+        return DisplayPublisher()
 
     @functools.cached_property
     def events(self) -> Any:
@@ -243,6 +256,33 @@ def _unwrapped(formatter: Any, obj: Any) -> Any:
         return getattr(call, "__wrapped__", call)(formatter, obj)
     except NotImplementedError:  # IPython's way of saying "no such format"
         return None
+
+
+class DisplayPublisher:
+    """`get_ipython().display_pub`, as IPython's `display` and `clear_output` call it: the
+    mime bundle goes to the cell's outputs where they are recorded, and nowhere otherwise,
+    as a kernel's display goes to no stream."""
+
+    def publish(
+        self,
+        data: Any,
+        metadata: dict[str, Any] | None = None,
+        source: Any = None,
+        *,
+        transient: dict[str, Any] | None = None,
+        update: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        _check_raw(data)  # a kernel's publisher refuses what is not a mime bundle
+        outputs = cell_outputs.current()
+        if outputs is not None:
+            display_id = (transient or {}).get("display_id")
+            outputs.display(data, dict(metadata or {}), display_id, update)
+
+    def clear_output(self, wait: bool = False) -> None:
+        outputs = cell_outputs.current()
+        if outputs is not None:
+            outputs.clear(wait)
 
 
 class QuietKernel:

@@ -49,6 +49,7 @@ class RunsMagics:
 
     user_ns: dict[str, Any]
     user_magics: dict[str, dict[str, Callable[..., Any]]]  # the notebook's own, by kind
+    configurables: list[Any]  # what `%config` sets
     _where: Callable[[], str]  # names the notebook cell being run, for notes
     _in_setup: Callable[[], bool]  # whether a setup cell runs, not a test
     _cell_level: Callable[[types.CodeType], bool]  # a test function whose body is a top level
@@ -141,6 +142,8 @@ class RunsMagics:
                 f"{self._where()}: Line magic function `%{name}` not found "
                 "(a cell magic runs only on the first line of its cell)"
             )
+        if kind == "line" and name == "config" and "InlineBackend" in line:
+            return self._config_magic
         if magics.does_nothing(name, "%" if kind == "line" else "%%"):
             if kind == "line":
                 _import_as_a_kernel_would(name, line)
@@ -196,6 +199,23 @@ class RunsMagics:
                 for name, function in instance.magics[kind].items():
                     found[kind].setdefault(name, function)
         return found
+
+    @functools.cached_property
+    def _config_magic(self) -> Callable[..., Any]:
+        """IPython's `%config`, for the inline backend's settings (`figure_formats`,
+        `print_figure_kwargs`), which the figures shown after it read (`inline_figures`);
+        the notebook's other `%config` lines only shape a front-end, and do nothing."""
+        from IPython.core.magics.config import ConfigMagics
+
+        from ntdd.runtime.inline_figures import inline_settings
+
+        settings = inline_settings()
+        if settings not in self.configurables:
+            self.configurables.append(settings)
+        # Its function, on this shell: a `ConfigMagics` made on a shell without a kernel's
+        # configuration cannot be made (its `config` magic hides its own settings).
+        magics: Any = types.SimpleNamespace(shell=self)
+        return functools.partial(ConfigMagics.config, magics)
 
     @functools.cached_property
     def _aliases(self) -> dict[str, Callable[..., Any]]:
@@ -255,6 +275,9 @@ class ShellMagicsManager:
 
     def register(self, *objs: Any) -> None:
         self.shell.register_magics(*objs)
+
+    def load_all_lazy_magics(self) -> None:
+        """What `%config` calls first: no magic here is loaded lazily."""
 
     def register_function(
         self, func: Callable[..., Any], magic_kind: str = "line", magic_name: str | None = None
