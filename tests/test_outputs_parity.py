@@ -15,6 +15,7 @@ CORPUS = Path(__file__).parent / "corpus" / "good"
 REPRODUCIBLE = [
     "d2l-pytorch-colab__linear-algebra.ipynb",  # tensors shown as values, 30 code cells
     "d2l-pytorch-colab__padding-and-strides.ipynb",
+    "nbclient__Clear_Output.ipynb",  # clear_output, a display updated from the cell below
     "nbclient__Factorials.ipynb",  # prints in a loop
     "nbclient__SVG.ipynb",  # a rich value: image/svg+xml
     "nbclient__Skip_Exceptions_with_Cell_Tags.ipynb",  # an error output, Run All going on

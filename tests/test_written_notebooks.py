@@ -72,6 +72,28 @@ def test_each_cell_is_written_with_the_outputs_and_counts_a_kernels_run_all_give
     assert sha(path) == sha(pytester.path / "nb.ipynb")  # the notebook itself is unchanged
 
 
+@pytest.mark.slow
+def test_a_display_updated_from_a_cell_below_is_written_as_a_kernel_shows_it(
+    pytester: pytest.Pytester,
+) -> None:
+    cells = [
+        "h = display('one', display_id=True)\nprint('shown')",
+        "h.update('two')\nagain = display('again', display_id=h.display_id)",
+        "# TEST\nh.update('three')\nassert h",
+    ]
+    path = write_notebook(pytester.path / "nb.ipynb", cells)
+    kernel = nbformat.read(path, as_version=4)
+    where = {"metadata": {"path": str(path.parent)}}
+    NotebookClient(kernel, timeout=120, resources=where).execute()
+    nbformat.write(kernel, pytester.path / "kernel.ipynb")
+
+    run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+
+    written = _by_cell(pytester.path / "out" / "nb.ipynb")
+    assert written == _by_cell(pytester.path / "kernel.ipynb")
+    assert written[0][1][0] == ("display_data", (["text/plain"], "'three'"))
+
+
 def test_overwrite_writes_outputs_in_place_and_keeps_the_files_layout(
     pytester: pytest.Pytester,
 ) -> None:

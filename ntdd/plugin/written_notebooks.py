@@ -29,7 +29,7 @@ from ntdd.notebook.files import write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
 from ntdd.plugin import results_files
 from ntdd.plugin.cell_records import cell_records
-from ntdd.runtime.cell_log import CellRun
+from ntdd.runtime.cell_log import CellRun, settled
 
 OPTION = "--ntdd-write-notebooks"
 
@@ -69,10 +69,10 @@ class NotebookRun:
     def as_written(self) -> dict[int, RanCell]:
         """The cells' outputs and execution counts, counted in notebook order as Run All
         counts them; a cell of test functions defines them, which shows nothing."""
-        ran = self.ran()
+        runs = settled([run for _, run in sorted(self.ran().items())])
         return {
-            index: ([] if ran[index].test == "functions" else ran[index].outputs, count)
-            for count, index in enumerate(sorted(ran), start=1)
+            run.index: ([] if run.test == "functions" else run.outputs, count)
+            for count, run in enumerate(runs, start=1)
         }
 
 

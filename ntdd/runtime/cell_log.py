@@ -44,6 +44,8 @@ class CellRun:
     outputs: list[dict[str, Any]] = field(default_factory=list)  # nbformat's shapes
     progress: list[int] = field(default_factory=list)  # which of them are progress bars
     test: str = ""  # a test cell's kind ("statements", "functions"); "" for a setup cell
+    displays: dict[str, list[int]] = field(default_factory=dict)  # display_id: its outputs
+    updates: list[dict[str, Any]] = field(default_factory=list)  # `update_display`s it made
 
     def as_dict(self) -> dict[str, Any]:
         """A plain dict: report attributes must survive xdist's serialisation."""
@@ -155,8 +157,43 @@ def recorded(
         if sys.stderr is err:
             sys.stderr = err._stream
         stdout, stderr = out.copy(), err.copy()
-        run = CellRun(index, cell_id, device, seconds, stdout, stderr, error, message, test=test)
-        log.runs.append(replace(run, outputs=outputs.as_list(), progress=outputs.progress()))
+        run = CellRun(
+            index,
+            cell_id,
+            device,
+            seconds,
+            stdout,
+            stderr,
+            error,
+            message,
+            outputs=outputs.as_list(),
+            progress=outputs.progress(),
+            test=test,
+            displays=outputs.displays(),
+            updates=outputs.updates,
+        )
+        log.runs.append(run)
+
+
+def settled(runs: list[CellRun]) -> list[CellRun]:
+    """One run's cells, in the order they ran, with each `update_display` applied to the
+    outputs of the cells above that showed its `display_id`, as a notebook shows them."""
+    done: list[CellRun] = []
+    for run in runs:
+        for update in run.updates:
+            key = update["display_id"]
+            for n, earlier in enumerate(done):
+                if key in earlier.displays:
+                    done[n] = _updated(earlier, earlier.displays[key], update)
+        done.append(run)
+    return done
+
+
+def _updated(run: CellRun, positions: list[int], update: dict[str, Any]) -> CellRun:
+    outputs = list(run.outputs)
+    for n in positions:
+        outputs[n] = {**outputs[n], "data": update["data"], "metadata": update["metadata"]}
+    return replace(run, outputs=outputs)
 
 
 def notebook_traceback(

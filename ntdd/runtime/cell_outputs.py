@@ -44,6 +44,7 @@ class Outputs:
         self._dropped: dict[int, int] = {}  # id of a stream output: characters left out
         self._progress: set[int] = set()  # ids of stream outputs a `\r` rewrote: progress bars
         self._pending_clear = False  # `clear_output(wait=True)` was called
+        self.updates: list[dict[str, Any]] = []  # each `update_display`: cells above see it too
 
     def stream(self, name: str, text: str) -> None:
         """A write to stdout or stderr; merged into the last output when that is the same
@@ -91,6 +92,8 @@ class Outputs:
         if update:
             for output in self._ids.get(display_id or "", []):
                 output["data"], output["metadata"] = shown["data"], shown["metadata"]
+            if display_id:  # the outputs of the cells above with this id change too
+                self.updates.append({"display_id": display_id, **shown})
             return
         self.items.append(shown)
         if display_id:
@@ -131,6 +134,15 @@ class Outputs:
                 output = {**output, "text": text}
             shown.append(output)
         return shown
+
+    def displays(self) -> dict[str, list[int]]:
+        """Each `display_id` shown, and the positions in `as_list` of its outputs: where an
+        update from a cell below lands."""
+        where = {id(output): n for n, output in enumerate(self.items)}
+        found = {
+            key: [where[id(o)] for o in shown if id(o) in where] for key, shown in self._ids.items()
+        }
+        return {key: positions for key, positions in found.items() if positions}
 
     def progress(self) -> list[int]:
         """The positions in `as_list` of the streams a `\r` rewrote: a progress bar (tqdm's
