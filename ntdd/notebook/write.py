@@ -152,5 +152,5 @@ def _validate(old: str, new: str, path: Path) -> None:
             return False
         return True
 
-    if valid(old) and not valid(new):
+    if not valid(new) and valid(old):  # the new one first: most are valid, and one check does
         raise NotebookWriteError(f"{path}: the updated notebook would not validate; not writing it")
