@@ -20,6 +20,7 @@ REPRODUCIBLE = [
     "nbclient__SVG.ipynb",  # a rich value: image/svg+xml
     "nbclient__Skip_Exceptions_with_Cell_Tags.ipynb",  # an error output, Run All going on
     "nbclient__UnicodePy3.ipynb",
+    "nbclient__update-display-id.ipynb",  # display messages sent through the kernel's session
     "nbmake__raises_tag.ipynb",
     "nbval__latex-example.ipynb",  # sympy's printing: text/latex, image/png
     "testbook__inject.ipynb",

@@ -99,17 +99,26 @@ class Outputs:
         if display_id:
             self._ids.setdefault(display_id, []).append(shown)
 
-    def result(self, data: dict[str, Any], metadata: dict[str, Any], count: int | None) -> None:
-        """The cell's last expression, as its `Out[n]`."""
-        if data:
-            self.items.append(
-                {
-                    "output_type": "execute_result",
-                    "data": _plain(data),
-                    "metadata": metadata,
-                    "execution_count": count,
-                }
-            )
+    def result(
+        self,
+        data: dict[str, Any],
+        metadata: dict[str, Any],
+        count: int | None,
+        display_id: str | None = None,
+    ) -> None:
+        """The cell's last expression, as its `Out[n]` (with *display_id*, one an update may
+        change, as a kernel's message may name one)."""
+        if not data:
+            return
+        shown = {
+            "output_type": "execute_result",
+            "data": _plain(data),
+            "metadata": metadata,
+            "execution_count": count,
+        }
+        self.items.append(shown)
+        if display_id:
+            self._ids.setdefault(display_id, []).append(shown)
 
     def error(self, error: BaseException, traceback_text: str) -> None:
         """What the cell raised: its name, its message, the notebook's frames."""

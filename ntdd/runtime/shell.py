@@ -286,7 +286,8 @@ class DisplayPublisher:
 
 
 class QuietKernel:
-    """`get_ipython().kernel` for code that sends display messages itself: nobody listens."""
+    """`get_ipython().kernel` for code that sends display messages itself: they go to the
+    cell's outputs where those are recorded, as a kernel's front-end shows them."""
 
     def __init__(self) -> None:
         self.session = QuietSession()
@@ -295,8 +296,22 @@ class QuietKernel:
 
 
 class QuietSession:
-    def send(self, *args: Any, **kwargs: Any) -> None:
-        """A message to the front-end; under test there is none."""
+    def send(
+        self, stream: Any, msg_or_type: Any, content: Any = None, *args: Any, **kwargs: Any
+    ) -> None:
+        """A message to the front-end: a display message (`display_data`,
+        `update_display_data`, `execute_result`) is recorded as the notebook would show it;
+        anything else has nobody to go to."""
+        outputs = cell_outputs.current()
+        if outputs is None or not isinstance(content, dict):
+            return
+        data, metadata = content.get("data") or {}, content.get("metadata") or {}
+        display_id = (content.get("transient") or {}).get("display_id")
+        if msg_or_type in ("display_data", "update_display_data"):
+            update = msg_or_type == "update_display_data"
+            outputs.display(data, metadata, display_id, update)
+        elif msg_or_type == "execute_result":
+            outputs.result(data, metadata, content.get("execution_count"), display_id)
 
 
 class ShellFactory:
