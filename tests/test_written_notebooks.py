@@ -11,7 +11,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from conftest import run, sha, write_notebook
+from conftest import export, run, sha, write_notebook
 from nbclient import NotebookClient
 
 CELLS = [
@@ -170,7 +170,10 @@ def test_a_cell_left_out_by_design_keeps_its_saved_outputs(pytester: pytest.Pyte
     assert [written[0][0], written[2][0]] == [1, 2]
 
 
-def test_a_notebook_changed_during_the_run_is_not_overwritten(pytester: pytest.Pytester) -> None:
+@pytest.mark.parametrize("how", ["collected", "exported"])
+def test_a_notebook_changed_during_the_run_is_not_overwritten(
+    pytester: pytest.Pytester, how: str
+) -> None:
     path = write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x"])
     pytester.makeconftest(
         "from pathlib import Path\n"
@@ -178,8 +181,11 @@ def test_a_notebook_changed_during_the_run_is_not_overwritten(pytester: pytest.P
         "    p = Path('nb.ipynb')\n"
         "    p.write_text(p.read_text().replace('x = 1', 'x = 2  # edited'))\n"
     )
+    if how == "exported":
+        assert export(path, "-o", str(pytester.path / "tests")) == 0
+    args = ["tests"] if how == "exported" else ["--ntdd", "nb.ipynb"]
 
-    result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+    result = run(pytester, "--ntdd-overwrite", *args)
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stdout.fnmatch_lines(["ntdd: error: --ntdd-write-notebooks: *changed since the run*"])

@@ -9,6 +9,8 @@ controller, where `--ntdd-report` and `--ntdd-write-notebooks` read them.
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,9 +40,22 @@ class CellRecords:
         report.ntdd_cell = where.index if where is not None else None
         if call.when == "setup":  # once a test: what a complete run runs, the bytes it read
             report.ntdd_runs_cells = runtime.cells.cells_run()
-            module = item.getparent(pytest.Module)
-            report.ntdd_read_digest = getattr(module, "read_digest", None)
+            report.ntdd_read_digest = _read_digest(item, runtime.cells.notebook)
         return report
+
+
+def _read_digest(item: pytest.Item, notebook: Path) -> str | None:
+    """The SHA-256 of the notebook as the run read it: as collected under `--ntdd`; for a
+    module ntdd exported, as its first test found it (the module holds no bytes of it)."""
+    module = item.getparent(pytest.Module)
+    if module is None:
+        return None
+    if getattr(module, "read_digest", None) is None:
+        try:
+            module.read_digest = hashlib.sha256(notebook.read_bytes()).hexdigest()  # type: ignore[attr-defined]
+        except OSError:
+            return None
+    return getattr(module, "read_digest", None)
 
 
 def cell_records(config: pytest.Config) -> CellRecords:
