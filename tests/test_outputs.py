@@ -104,6 +104,17 @@ def test_display_makes_display_data_and_a_display_id_updates_in_place(
     assert shown[1]["data"]["text/markdown"] == "two"  # updated where it was first shown
 
 
+def test_a_warning_shows_on_stderr_where_it_was_raised_as_a_kernel_prints_it(
+    pytester: pytest.Pytester, notebook: Any
+) -> None:
+    cell = "import warnings\nprint('before')\nwarnings.warn('careful')\nprint('after')"
+    # In a process of its own: this suite's own filters make a warning an error.
+    outputs = outputs_of(pytester, notebook, [cell, "# TEST\nassert True"], subprocess=True)
+    kinds = [(o["output_type"], o["name"]) for o in outputs[1]]
+    assert kinds == [("stream", "stdout"), ("stream", "stderr"), ("stream", "stdout")]
+    assert outputs[1][1]["text"].endswith("UserWarning: careful\n  warnings.warn('careful')\n")
+
+
 def test_a_cell_that_raised_has_an_error_output(pytester: pytest.Pytester, notebook: Any) -> None:
     outputs = outputs_of(pytester, notebook, ["print('before')\n1 / 0", "# TEST\nassert True"])
     stream, error = outputs[1]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import contextlib
 import types
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from ntdd.runtime import inline_figures, smoke, steps
+from ntdd.runtime import cell_outputs, inline_figures, smoke, steps
 from ntdd.runtime.cell_log import cell_log_of, notebook_traceback
 from ntdd.runtime.cell_log import recorded as cell_recorded
 from ntdd.runtime.cell_map import CellMap
@@ -129,6 +129,9 @@ def warnings_of_the_cell(config: pytest.Config | None, nodeid: str) -> Iterator[
     kept: tuple[Any, ...] = ()
     try:
         with warnings.catch_warnings(record=True) as caught:
+            outputs = cell_outputs.current()
+            if outputs is not None:  # a kernel prints it under the cell, on stderr
+                warnings.showwarning = _also_shown(caught, outputs)
             try:
                 yield
             finally:
@@ -144,3 +147,24 @@ def warnings_of_the_cell(config: pytest.Config | None, nodeid: str) -> Iterator[
                     "location": None,
                 }
             )
+
+
+def _also_shown(
+    caught: list[warnings.WarningMessage], outputs: cell_outputs.Outputs
+) -> Callable[..., None]:
+    """`warnings.showwarning` while a recorded cell runs: the warning is recorded for
+    pytest, and shown in the cell's outputs as a kernel prints it, where it was raised."""
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: Any = None,
+        line: str | None = None,
+    ) -> None:
+        caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        text = warnings.formatwarning(message, category, filename, lineno, line)
+        outputs.stream("stderr", text)
+
+    return show
