@@ -115,6 +115,15 @@ def test_a_warning_shows_on_stderr_where_it_was_raised_as_a_kernel_prints_it(
     assert outputs[1][1]["text"].endswith("UserWarning: careful\n  warnings.warn('careful')\n")
 
 
+def test_what_a_library_logs_shows_on_stderr_as_in_a_kernel(
+    pytester: pytest.Pytester, notebook: Any
+) -> None:
+    # As a library logs: the notebook's code never names the module (`'log' + 'ging'`).
+    cell = "import json\n__import__('log' + 'ging').getLogger('lib').warning('font not found')"
+    outputs = outputs_of(pytester, notebook, [cell, "# TEST\nassert json"])
+    assert outputs[1] == [nbformat.v4.new_output("stream", name="stderr", text="font not found\n")]
+
+
 def test_a_cell_that_raised_has_an_error_output(pytester: pytest.Pytester, notebook: Any) -> None:
     outputs = outputs_of(pytester, notebook, ["print('before')\n1 / 0", "# TEST\nassert True"])
     stream, error = outputs[1]

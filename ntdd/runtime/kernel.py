@@ -30,6 +30,7 @@ import pytest
 from ntdd.errors import SetupError
 from ntdd.runtime import cell_runs, pinning, processes, steps
 from ntdd.runtime import loop as event_loop
+from ntdd.runtime.cell_log import cell_log_of
 from ntdd.runtime.cell_map import CellMap
 from ntdd.runtime.containment import ctrl_c_pressed
 from ntdd.runtime.devices import device_value
@@ -210,8 +211,12 @@ class Kernel:
 
     def notebook_code(self, keep_pytests: bool = False) -> NotebookCode:
         """While its code runs: its event loop running, its root logger where the module
-        names logging (`NotebookCode`)."""
-        return NotebookCode(self, keep_pytests, "logging" in self.cells.mentions, self._shell)
+        names logging, or where its cells' outputs are recorded, which show what a library
+        logs as a kernel does, on stderr (`NotebookCode`)."""
+        own_logger = (
+            "logging" in self.cells.mentions or cell_log_of(self.context.config) is not None
+        )
+        return NotebookCode(self, keep_pytests, own_logger, self._shell)
 
     def _shell(self) -> Any:
         """Its shell, as IPython's own `display` publishes through it (`ipython_display`)."""
