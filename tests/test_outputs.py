@@ -115,6 +115,21 @@ def test_a_warning_shows_on_stderr_where_it_was_raised_as_a_kernel_prints_it(
     assert outputs[1][1]["text"].endswith("UserWarning: careful\n  warnings.warn('careful')\n")
 
 
+def test_a_deprecation_shows_where_a_kernel_shows_it_from_the_notebooks_own_code_only(
+    pytester: pytest.Pytester, notebook: Any
+) -> None:
+    pytester.makepyfile(
+        lib="import warnings\ndef old():\n    warnings.warn('lib is old', DeprecationWarning)"
+    )
+    cells = [
+        "import warnings, lib\nlib.old()\nwarnings.warn('mine is old', DeprecationWarning)",
+        "# TEST\nassert lib",
+    ]
+    outputs = outputs_of(pytester, notebook, cells, subprocess=True)
+    text = "".join(output["text"] for output in outputs[1])
+    assert "mine is old" in text and "lib is old" not in text  # Python's default filters
+
+
 def test_what_a_library_logs_shows_on_stderr_as_in_a_kernel(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:

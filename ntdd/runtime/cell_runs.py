@@ -119,9 +119,13 @@ def test_recorded(
 
 
 @contextlib.contextmanager
-def warnings_of_the_cell(config: pytest.Config | None, nodeid: str) -> Iterator[None]:
+def warnings_of_the_cell(
+    config: pytest.Config | None, nodeid: str, notebooks: Callable[[str], bool]
+) -> Iterator[None]:
     """What a setup cell warns is reported as the notebook's (*nodeid*), at the cell's
-    line, not as a warning of the test that happened to reach the cell."""
+    line, not as a warning of the test that happened to reach the cell; where its outputs
+    are recorded, shown there too as a kernel shows it (*notebooks*: whether a file name
+    is the notebook's code)."""
     if config is None or not nodeid:
         yield
         return
@@ -131,7 +135,7 @@ def warnings_of_the_cell(config: pytest.Config | None, nodeid: str) -> Iterator[
         with warnings.catch_warnings(record=True) as caught:
             outputs = cell_outputs.current()
             if outputs is not None:  # a kernel prints it under the cell, on stderr
-                warnings.showwarning = _also_shown(caught, outputs)
+                warnings.showwarning = _also_shown(caught, outputs, notebooks)
             try:
                 yield
             finally:
@@ -149,11 +153,24 @@ def warnings_of_the_cell(config: pytest.Config | None, nodeid: str) -> Iterator[
             )
 
 
+# What Python's default filters hide, and a kernel with them, but from the notebook's own
+# code (IPython shows a `DeprecationWarning` its user's code raises); pytest shows them all.
+_HIDDEN_IN_A_KERNEL = (
+    DeprecationWarning,
+    PendingDeprecationWarning,
+    ImportWarning,
+    ResourceWarning,
+)
+
+
 def _also_shown(
-    caught: list[warnings.WarningMessage], outputs: cell_outputs.Outputs
+    caught: list[warnings.WarningMessage],
+    outputs: cell_outputs.Outputs,
+    notebooks: Callable[[str], bool],
 ) -> Callable[..., None]:
     """`warnings.showwarning` while a recorded cell runs: the warning is recorded for
-    pytest, and shown in the cell's outputs as a kernel prints it, where it was raised."""
+    pytest, and shown in the cell's outputs as a kernel prints it, where it was raised,
+    unless a kernel's filters would have hidden it."""
 
     def show(
         message: Warning | str,
@@ -164,6 +181,8 @@ def _also_shown(
         line: str | None = None,
     ) -> None:
         caught.append(warnings.WarningMessage(message, category, filename, lineno, file, line))
+        if issubclass(category, _HIDDEN_IN_A_KERNEL) and not notebooks(filename):
+            return
         text = warnings.formatwarning(message, category, filename, lineno, line)
         outputs.stream("stderr", text)
 

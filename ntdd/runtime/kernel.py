@@ -286,7 +286,7 @@ class Kernel:
         try:
             with (
                 cell_runs.recorded(cells, step, self.device, context.config),
-                cell_runs.warnings_of_the_cell(context.config, context.nodeid),
+                cell_runs.warnings_of_the_cell(context.config, context.nodeid, cells.runs_code_of),
             ):
                 code = cell_runs.automagic(cells, step) or self._compiled(step)
                 steps.execute(code, cells.namespace, self.event_loop, self._pinned(step))
