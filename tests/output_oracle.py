@@ -84,7 +84,7 @@ def normalised(outputs: list[dict[str, Any]]) -> Shown:
         else:
             data = output.get("data", {})
             bundle = {
-                mime: _png_size(value) if mime == "image/png" else _text(value)
+                mime: png_size(value) if mime == "image/png" else _text(value)
                 for mime, value in data.items()
             }
             shown.append((kind, bundle))
@@ -113,6 +113,7 @@ def _text(value: Any) -> str:
     return _TIME.sub("TIME", _ADDRESS.sub("0xADDR", text)).rstrip()
 
 
-def _png_size(data: str) -> tuple[int, int]:
+def png_size(data: str) -> tuple[int, int]:
+    """A PNG's width and height, read from its header (base64 as a notebook holds it)."""
     width, height = struct.unpack(">II", base64.b64decode(data)[16:24])
     return width, height

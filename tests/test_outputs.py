@@ -4,14 +4,13 @@ the inline backend's figures, and what a cell raised."""
 
 from __future__ import annotations
 
-import base64
 import json
-import struct
 from typing import Any
 
 import nbformat
 import pytest
 from conftest import run
+from output_oracle import png_size
 
 from ntdd.runtime.cell_outputs import STREAM_CAP, Outputs, collapsed
 
@@ -159,12 +158,6 @@ def test_the_recorded_outputs_validate_as_a_notebooks(
     nbformat.validate(nbformat.from_dict(nb))
 
 
-def _png_size(data: str) -> tuple[int, int]:
-    """A PNG's width and height, read from its header."""
-    width, height = struct.unpack(">II", base64.b64decode(data)[16:24])
-    return width, height
-
-
 def test_a_cells_figure_is_shown_as_png_at_its_end_and_closed(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:
@@ -178,7 +171,7 @@ def test_a_cells_figure_is_shown_as_png_at_its_end_and_closed(
     assert stream["text"] == "drawn\n"
     assert figure["output_type"] == "display_data"
     assert figure["data"]["text/plain"] == "<Figure size 640x480 with 1 Axes>"
-    width, height = _png_size(figure["data"]["image/png"])
+    width, height = png_size(figure["data"]["image/png"])
     assert 300 < width < 640 and 200 < height < 480  # 72 dpi, trimmed tight as a kernel trims
     assert outputs[2] == []
 

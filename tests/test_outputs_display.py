@@ -9,16 +9,13 @@ same output types with the same mime types, in the same order.
 
 from __future__ import annotations
 
-import base64
 import json
-import struct
-from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from conftest import run
 from oracle import kernel_verdicts, ntdd_run
+from output_oracle import kernel_outputs, png_size
 from test_outputs import DUMP, outputs_of
 
 pytestmark = pytest.mark.slow  # each case starts a kernel
@@ -31,16 +28,6 @@ def kinds(outputs: list[dict[str, Any]]) -> Kinds:
     return [(o["output_type"], sorted(o.get("data", {}))) for o in outputs]
 
 
-def kernel_outputs(path: Path) -> list[list[dict[str, Any]]]:
-    """Each cell's outputs as a kernel's Run All leaves them."""
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(str(path), as_version=4)
-    resources = {"metadata": {"path": str(path.parent)}}
-    NotebookClient(nb, timeout=120, allow_errors=True, resources=resources).execute()
-    return [cell.get("outputs", []) for cell in nb.cells]
-
-
 def both(
     pytester: pytest.Pytester, notebook: Any, cells: list[str]
 ) -> tuple[dict[int, Kinds], dict[int, Kinds]]:
@@ -51,11 +38,6 @@ def both(
         {n: kinds(o) for n, o in ntdd.items()},
         {n: kinds(kernel[n - 1]) for n in ntdd},
     )
-
-
-def _png_size(data: str) -> tuple[int, int]:
-    width, height = struct.unpack(">II", base64.b64decode(data)[16:24])
-    return width, height
 
 
 def test_ipythons_display_of_html_is_display_data_in_order(
@@ -118,8 +100,8 @@ def test_config_print_figure_kwargs_changes_the_images_below(
     kernel = kernel_outputs(pytester.path / "nb.ipynb")
     for n in (1, 2):
         ours, theirs = outputs[n][0]["data"]["image/png"], kernel[n - 1][0]["data"]["image/png"]
-        assert _png_size(ours) == _png_size(theirs)
-    assert _png_size(outputs[2][0]["data"]["image/png"]) == (640, 480)  # not trimmed
+        assert png_size(ours) == png_size(theirs)
+    assert png_size(outputs[2][0]["data"]["image/png"]) == (640, 480)  # not trimmed
 
 
 def test_a_notebooks_config_stays_in_its_notebook(pytester: pytest.Pytester, notebook: Any) -> None:
