@@ -60,7 +60,9 @@ def test_each_cell_is_written_with_the_outputs_and_counts_a_kernels_run_all_give
     NotebookClient(kernel, timeout=120, resources=where).execute()
     nbformat.write(kernel, pytester.path / "kernel.ipynb")
 
-    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+    # In a process of its own, as every run whose notebook imports matplotlib: pyplot's
+    # state is the process's, and earlier tests in this one may have left some.
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb", subprocess=True)
 
     result.assert_outcomes(passed=3)
     result.stdout.fnmatch_lines(["ntdd: wrote 1 notebook as run, to out"])
