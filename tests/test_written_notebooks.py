@@ -145,6 +145,59 @@ def test_a_run_that_did_not_complete_is_not_written_unless_asked(
     assert written[2] == (3, [("stream:stdout", "end\n")])
 
 
+def test_an_earlier_runs_copy_goes_when_this_run_did_not_complete(
+    pytester: pytest.Pytester,
+) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+    assert (pytester.path / "out" / "nb.ipynb").exists()
+    other = write_notebook(pytester.path / "out" / "other.ipynb", ["y = 'not ntdd's'"])
+    path.write_text(path.read_text(encoding="utf-8").replace("x = 1", "x = 2"), "utf-8")
+
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
+
+    # x is 2 now: the run fails, and the copy of x = 1's run must not look like this run's
+    assert not (pytester.path / "out" / "nb.ipynb").exists()
+    assert other.exists()  # a file ntdd did not write: left as it was
+    result.stdout.fnmatch_lines(
+        [
+            "*nb.ipynb not written: its run did not complete*",
+            "*out*nb.ipynb: an earlier run's copy, removed",
+        ]
+    )
+
+
+def test_a_notebook_gone_before_the_end_is_one_error_line_not_a_crash(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(pytester.path / "nb.ipynb", ["x = 1", "# TEST\nassert x"])
+    pytester.makeconftest(
+        "from pathlib import Path\n"
+        "def pytest_runtest_teardown(item):\n"
+        "    Path('nb.ipynb').unlink(missing_ok=True)\n"
+    )
+
+    result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
+
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-write-notebooks: *nb.ipynb: No such file*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_text_notebook_is_said_not_written_and_the_run_stays_green(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("jupytext")
+    header = "# ---\n# jupyter:\n#   jupytext:\n#     formats: py:percent\n# ---\n\n"
+    pytester.makefile(".py", nb=header + "# %%\nx = 1\n\n# %%\n# TEST\nassert x\n")
+
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.py")
+
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*nb.py not written: a text notebook holds no outputs"])
+    assert not (pytester.path / "out").exists()
+
+
 def test_cells_a_run_did_not_reach_leave_it_unwritten(pytester: pytest.Pytester) -> None:
     path = write_notebook(
         pytester.path / "nb.ipynb", ["x = 1", "# TEST: first\nassert x", "# TEST: second\nassert x"]
@@ -204,7 +257,7 @@ def test_a_file_in_the_folder_that_is_not_the_notebook_is_not_overwritten(
     result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", "nb.ipynb")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["*is not this notebook as ntdd writes it; not overwritten"])
+    result.stdout.fnmatch_lines(["*not a copy ntdd wrote of nb.ipynb; not overwritten"])
     assert sha(other) == before
     run(pytester, "--ntdd", "--ntdd-write-notebooks", "written", "nb.ipynb")
     first = sha(pytester.path / "written" / "nb.ipynb")

@@ -45,7 +45,8 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
     if path.suffix in TEXT_SUFFIXES:
         return text_with_sources(path, sources, data)
 
-    def edit(cells: list[Any]) -> None:
+    def edit(notebook: dict[str, Any]) -> None:
+        cells = notebook["cells"]
         for index, text in sources.items():
             cell = cells[index - 1]
             old = cell.get("source", "")
@@ -58,16 +59,24 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
 RanCell = tuple[list[dict[str, Any]], int]
 
 
-def with_outputs(path: Path, ran: Mapping[int, RanCell], data: bytes) -> bytes:
+def with_outputs(
+    path: Path, ran: Mapping[int, RanCell], data: bytes, marker: dict[str, Any] | None = None
+) -> bytes:
     """The bytes of the notebook *data*, read from *path*, with the outputs and execution
-    counts of the cells a run ran (by number: 1 is the first); every other cell as it was.
+    counts of the cells a run ran (by number: 1 is the first); every other cell as it was,
+    and *marker*, where given, as the notebook's `ntdd` metadata.
 
     The file's own JSON layout is kept where ntdd can reproduce it, else the
     notebook is written as Jupyter writes it (nbformat's one-space indent).
     """
 
-    def edit(cells: list[Any]) -> None:
+    def edit(notebook: dict[str, Any]) -> None:
+        cells = notebook["cells"]
+        if marker is not None:
+            notebook.setdefault("metadata", {})["ntdd"] = marker
         for index, (outputs, count) in ran.items():
+            if index > len(cells):
+                raise NotebookWriteError(f"{path}: has no cell {index} any more")
             cell = cells[index - 1]
             if cell.get("cell_type") != "code":
                 raise NotebookWriteError(f"{path}: cell {index} is no longer a code cell")
@@ -85,9 +94,9 @@ def _counted(output: dict[str, Any], count: int) -> dict[str, Any]:
 
 
 def _edited(
-    path: Path, data: bytes, edit: Callable[[list[Any]], None], any_layout: bool = False
+    path: Path, data: bytes, edit: Callable[[dict[str, Any]], None], any_layout: bool = False
 ) -> bytes:
-    """The notebook *data* with its cells changed by *edit*, every other byte as it was;
+    """The notebook *data* changed by *edit*, every other byte as it was;
     with *any_layout*, a layout ntdd cannot reproduce is written as Jupyter writes it."""
     try:
         raw = data.decode("utf-8")
@@ -112,7 +121,7 @@ def _edited(
         if not any_layout:
             raise
         dump = _as_jupyter_writes
-    edit(notebook["cells"])
+    edit(notebook)
     new = dump(notebook)
     _validate(raw, new, path)
     return (bom + new).replace("\n", newline).encode("utf-8")

@@ -10,8 +10,11 @@ are the only ones changed; a cell it leaves out by design (`# NTDD: skip`,
 a test marked to be skipped) keeps what it had.
 
 Nothing is lost: a notebook changed since the run read it is not
-overwritten, nor is a file in DIR that is not that notebook; each file is
-written atomically and validates with nbformat wherever its notebook did.
+overwritten, nor is a file in DIR that is not a copy ntdd wrote of that
+notebook (a copy says which in its `ntdd` metadata); each file is written
+atomically and validates with nbformat wherever its notebook did. A copy an
+earlier run wrote of a notebook this run did not write is removed, so that
+DIR never holds a copy that looks like this run's and is not.
 """
 
 from __future__ import annotations
@@ -97,15 +100,22 @@ class NotebookWriter:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the notebooks
         for run in self.notebooks.values():
+            target = self._target(run.path)
             why = run.incomplete()
+            if run.path.suffix != ".ipynb":
+                self.left.append((run.path, "a text notebook holds no outputs"))
+                continue
             if why and not self.incomplete:
                 self.left.append((run.path, f"its run did not complete ({why})"))
+                self._remove_earlier_copy(run.path, target)
                 continue
-            target = self._target(run.path)
             try:
                 self._write(run, target)
             except NtddError as e:  # refused, or the file system said no: the run is not OK
                 results_files.failed(session, f"{OPTION}: {e}")
+            except OSError as e:  # the notebook gone, a folder where the copy goes
+                reason = e.strerror or type(e).__name__
+                results_files.failed(session, f"{OPTION}: {e.filename or target}: {reason}")
             else:
                 self.written.append(target)
 
@@ -116,23 +126,39 @@ class NotebookWriter:
         relative = path.relative_to(root) if path.is_relative_to(root) else Path(path.name)
         return self.folder / relative
 
+    def _remove_earlier_copy(self, path: Path, target: Path) -> None:
+        """A copy of *path* that an earlier run wrote into the folder would look like this
+        run's: it goes (any other file stays)."""
+        if target == path or not target.is_file():
+            return
+        try:
+            if _written_from(target.read_bytes()) == self._key(path):
+                target.unlink()
+                self.left.append((target, "an earlier run's copy, removed"))
+        except OSError:
+            return
+
+    def _key(self, path: Path) -> str:
+        """How a copy names the notebook it was written from: its path under the rootdir."""
+        root = self.config.rootpath
+        return (path.relative_to(root) if path.is_relative_to(root) else path).as_posix()
+
     def _write(self, run: NotebookRun, target: Path) -> None:
         path = run.path
-        if path.suffix != ".ipynb":
-            raise NtddError(f"{path}: a text notebook holds no outputs; not written")
         data = path.read_bytes()
         if run.read_digest is not None and hashlib.sha256(data).hexdigest() != run.read_digest:
             raise NtddError(f"{path}: changed since the run read it; not written")
-        new = with_outputs(path, run.as_written(), data)
         if target == path:
-            write_atomic(target, new, was=data)
+            write_atomic(target, with_outputs(path, run.as_written(), data), was=data)
             return
         if target.resolve() == path.resolve():
             raise NtddError(f"{path}: {OPTION} would write over it; --ntdd-overwrite does that")
         was = target.read_bytes() if target.exists() else None
-        if was is not None and not _same_notebook(was, data):
-            raise NtddError(f"{target}: is not this notebook as ntdd writes it; not overwritten")
-        write_atomic(target, new, was=was)
+        key = self._key(path)
+        if was is not None and _written_from(was) != key:
+            raise NtddError(f"{target}: not a copy ntdd wrote of {key}; not overwritten")
+        marker = {"written_from": key}  # what a later run's copy, or its removal, goes by
+        write_atomic(target, with_outputs(path, run.as_written(), data, marker), was=was)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         where = "in place" if self.folder is None else f"to {self._shown(self.folder)}"
@@ -142,6 +168,9 @@ class NotebookWriter:
                 f"ntdd: wrote {count} notebook{'s' * (count > 1)} as run, {where}"
             )
         for path, why in self.left:
+            if why.endswith("removed"):
+                terminalreporter.write_line(f"ntdd: {path}: {why}", yellow=True)
+                continue
             hint = "; --ntdd-write-incomplete writes it" if "did not complete" in why else ""
             terminalreporter.write_line(f"ntdd: {path} not written: {why}{hint}", yellow=True)
 
@@ -171,17 +200,14 @@ def notebook_writer(config: pytest.Config) -> NotebookWriter | None:
     return NotebookWriter(config, path, incomplete)
 
 
-def _same_notebook(one: bytes, other: bytes) -> bool:
-    """Whether two files hold the same cells' sources: a copy ntdd wrote before, outputs aside."""
+def _written_from(data: bytes) -> str | None:
+    """The notebook a copy ntdd wrote was written from (its `ntdd` metadata); None for any
+    other file."""
     try:
-        return _sources(one) == _sources(other)
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return False
-
-
-def _sources(data: bytes) -> list[tuple[str, str]]:
-    cells = json.loads(data.decode("utf-8-sig"))["cells"]
-    return [(c["cell_type"], "".join(c.get("source", ""))) for c in cells]
+        marker = json.loads(data.decode("utf-8-sig"))["metadata"]["ntdd"]["written_from"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return marker if isinstance(marker, str) else None
 
 
 def _listed(numbers: list[int]) -> str:
