@@ -12,6 +12,11 @@
     smoke_epochs = 2              # ...and a training loop runs at most 2 times
     smoke_examples = 16           # ...over at most 16 examples of a Dataset it iterates itself
     skip_eval_false = true        # cells marked `#| eval: false` are left out, as nbdev_test does
+    outputs = "lax"               # `pytest --ntdd` checks saved outputs, as nbval's --nbval-lax
+    outputs_sanitize_with = "sanitize.cfg"   # ...cleaned by nbval's regex/replace pairs
+    outputs_normalize = ["addresses", "timestamps"]  # ...and by these normalisers
+    outputs_float_digits = 6      # ...the floats normaliser keeping 6 significant digits
+    outputs_image_tolerance = 0.2 # ...a figure passing within this perceptual distance
 
     [tool.ntdd.parameters]        # test-only overrides of the `parameters` cell
     num_epochs = 1
@@ -40,6 +45,13 @@ from ntdd.parameters import Parameters
 from ntdd.parameters import parse_table as parse_parameters
 
 SMOKE_KEYS = ("smoke", "smoke_batches", "smoke_epochs", "smoke_examples", "smoke_names")
+OUTPUT_KEYS = (
+    "outputs",
+    "outputs_sanitize_with",
+    "outputs_normalize",
+    "outputs_float_digits",
+    "outputs_image_tolerance",
+)
 KEYS = frozenset(
     {
         "output",
@@ -50,6 +62,7 @@ KEYS = frozenset(
         "report",
         "run_untested",
         *SMOKE_KEYS,
+        *OUTPUT_KEYS,
         "skip_eval_false",
     }
 )
@@ -86,6 +99,7 @@ class Config:
     smoke: bool | None = None  # `pytest --ntdd` runs notebooks in smoke mode
     smoke_caps: dict[str, Any] = field(default_factory=dict)  # `smoke_*` keys, as given
     skip_eval_false: bool | None = None  # cells marked `#| eval: false` are left out
+    outputs_table: dict[str, Any] = field(default_factory=dict)  # `outputs*` keys, as given
     source: Path | None = None  # the pyproject.toml read, if any
 
 
@@ -134,6 +148,7 @@ def parse_table(table: dict[str, Any], pyproject: Path) -> Config:
         smoke=_bool(table, "smoke", pyproject),
         smoke_caps={key: table[key] for key in SMOKE_KEYS[1:] if key in table},
         skip_eval_false=_bool(table, "skip_eval_false", pyproject),
+        outputs_table={key: table[key] for key in OUTPUT_KEYS if key in table},
         source=pyproject,
     )
 

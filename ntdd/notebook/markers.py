@@ -31,7 +31,6 @@ _LIKE_TEST_LINE = re.compile(r"#\s*tests?\b", re.IGNORECASE)  # what a person ma
 _SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
 _MARK_START = re.compile(r"(?:^|(?<=\s))@(?P<word>[^\W\d]\w*)")
 _NBVAL_SKIP = "# NBVAL_SKIP"
-_NBVAL_RAISES = "# NBVAL_RAISES_EXCEPTION"
 _DIRECTIVE = re.compile(r"#\|\s*(?P<key>[\w-]+)\s*(?::\s*(?P<value>.*?))?\s*$")
 # Directives that shape documents, not tests: never marks.
 _DOCUMENT_DIRECTIVES = frozenset(
@@ -45,7 +44,7 @@ _DOCUMENT_DIRECTIVES = frozenset(
 _FALSE = frozenset({"false", "no", "off", "0"})
 EVAL_FALSE = "#| eval: false"
 TAG_PREFIX = "ntdd-"
-SKIP_TAGS = frozenset({"ntdd-skip", "skip-execution"})
+SKIP_TAGS = frozenset({"ntdd-skip", "skip-execution", "nbval-skip"})
 RAISES_TAGS = frozenset({"raises-exception", "nbval-raises-exception"})
 
 
@@ -176,7 +175,7 @@ def skip_reason(cell: Cell) -> str | None:
     """Why a setup cell is not run under test, or None when it runs."""
     if _SKIP_LINE.match(first_line(cell.source)):
         return "# NTDD: skip"
-    if any(line.strip() == _NBVAL_SKIP for line in _lines(cell.source)):
+    if "skip" in nbval_comments(cell.source):
         return _NBVAL_SKIP
     tags = SKIP_TAGS.intersection(cell.tags)
     return f"tag {sorted(tags)[0]}" if tags else None
@@ -184,8 +183,41 @@ def skip_reason(cell: Cell) -> str | None:
 
 def expects_exception(cell: Cell) -> bool:
     """A setup cell marked, as nbval and nbclient mark them, to raise on purpose."""
-    lines = (line.strip() for line in _lines(cell.source))
-    return bool(RAISES_TAGS.intersection(cell.tags)) or _NBVAL_RAISES in lines
+    return bool(RAISES_TAGS.intersection(cell.tags)) or "raises" in nbval_comments(cell.source)
+
+
+# nbval's comment markers (a comment line that is the word alone, however many `#`s) and
+# its tags (the word in lower case, `_` as `-`), and what each says of the cell.
+_NBVAL_WORDS = {
+    "NBVAL_IGNORE_OUTPUT": ("check", False),
+    "PYTEST_VALIDATE_IGNORE_OUTPUT": ("check", False),  # nbval's older spelling
+    "NBVAL_CHECK_OUTPUT": ("check", True),
+    "NBVAL_RAISES_EXCEPTION": ("raises", True),
+    "NBVAL_SKIP": ("skip", True),
+}
+_NBVAL_TAGS = {
+    **{word.lower().replace("_", "-"): said for word, said in _NBVAL_WORDS.items()},
+    "raises-exception": ("raises", True),
+}
+
+
+def nbval_comments(source: str) -> dict[str, bool]:
+    """What nbval's comment markers in *source* say: `check`, `raises`, `skip`; the
+    last of two conflicting markers wins, as in nbval."""
+    found: dict[str, bool] = {}
+    for line in _lines(source):
+        line = line.strip()
+        if line.startswith("#"):
+            said = _NBVAL_WORDS.get(line.lstrip("#").strip())
+            if said is not None:
+                found[said[0]] = said[1]
+    return found
+
+
+def nbval_options(cell: Cell) -> dict[str, bool]:
+    """What nbval reads of a cell: its tags, then its comment markers over them."""
+    found = dict(_NBVAL_TAGS[tag] for tag in cell.tags if tag in _NBVAL_TAGS)
+    return {**found, **nbval_comments(cell.source)}
 
 
 def parse_test_marker(cell: Cell) -> TestMarker:

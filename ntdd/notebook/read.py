@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -228,3 +229,57 @@ def _tags(tags: object, where: str) -> tuple[str, ...]:
     if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
         return tuple(tags)
     raise NotebookReadError(f"{where}: 'metadata.tags' must be a list of strings")
+
+
+@dataclass(frozen=True)
+class SavedCell:
+    """A code cell's outputs as the notebook file holds them: what a run is checked against."""
+
+    index: int  # as Jupyter counts cells: 1 is the first; every cell counts
+    execution_count: int | None  # None: the cell was never run before it was saved
+    outputs: tuple[dict[str, Any], ...]  # nbformat's shapes, multi-line strings joined
+
+
+def saved_outputs(data: bytes, path: Path) -> dict[int, SavedCell]:
+    """Each code cell's saved outputs, by cell index, from a `.ipynb` file's *data*.
+
+    Strings saved as lists of lines are joined, as nbformat joins them when
+    it reads a notebook, so that outputs compare as a kernel made them.
+    """
+    obj = _json_of(data, path)
+    major = obj.get("nbformat")
+    if isinstance(major, int) and major < 4:
+        obj = _upgrade(obj, path, major)
+    cells = obj.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookReadError(f"{path}: 'cells' is {type(cells).__name__}, expected a list")
+    found: dict[int, SavedCell] = {}
+    for index, raw in enumerate(cells, 1):
+        if not isinstance(raw, dict) or raw.get("cell_type") != "code":
+            continue
+        outputs = raw.get("outputs", [])
+        if not isinstance(outputs, list) or not all(isinstance(o, dict) for o in outputs):
+            raise NotebookReadError(f"{path}: cell {index}: 'outputs' must be a list of objects")
+        count = raw.get("execution_count")
+        found[index] = SavedCell(
+            index,
+            count if isinstance(count, int) and not isinstance(count, bool) else None,
+            tuple(_joined(output) for output in outputs),
+        )
+    return found
+
+
+def _joined(output: dict[str, Any]) -> dict[str, Any]:
+    """An output with its lists of lines joined (`text`, and each MIME type's data)."""
+    joined = dict(output)
+    if isinstance(joined.get("text"), list):
+        joined["text"] = "".join(str(line) for line in joined["text"])
+    data = joined.get("data")
+    if isinstance(data, dict):
+        joined["data"] = {
+            mime: "".join(str(line) for line in value)
+            if isinstance(value, list) and not mime.endswith("json")
+            else value
+            for mime, value in data.items()
+        }
+    return joined

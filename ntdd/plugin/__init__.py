@@ -13,7 +13,7 @@ notebook collector and its module cache, xdist scheduling, sharding, the
 job summary and the HTML report.
 
 May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline,
-ntdd.runtime, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
+ntdd.runtime, ntdd.outputs, ntdd.torch (for the `ntdd_torch` fixture), pytest. Never
 ntdd.commands.
 """
 
@@ -105,6 +105,55 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     _scale_options(group, parser)
     _smoke_options(group, parser)
     _write_options(group)
+    _output_options(group)
+
+
+def _output_options(group: pytest.OptionGroup) -> None:
+    """Saved outputs checked as nbval checks them, without a kernel (`output_checks` here)."""
+    group.addoption(
+        "--ntdd-outputs",
+        action="store_true",
+        default=False,
+        dest="ntdd_outputs",
+        help="check every code cell's fresh outputs against those saved in the notebook, as "
+        '--nbval does, in this run (implies --ntdd; [tool.ntdd] outputs = "strict")',
+    )
+    group.addoption(
+        "--ntdd-outputs-lax",
+        action="store_true",
+        default=False,
+        dest="ntdd_outputs_lax",
+        help="check the outputs of the cells marked # NBVAL_CHECK_OUTPUT only, as "
+        '--nbval-lax does (implies --ntdd; [tool.ntdd] outputs = "lax")',
+    )
+    group.addoption(
+        "--ntdd-outputs-sanitize-with",
+        dest="ntdd_outputs_sanitize_with",
+        metavar="FILE",
+        help="regex/replace pairs applied to outputs before they compare, in nbval's "
+        "sanitize-file format (--nbval-sanitize-with is read too)",
+    )
+    group.addoption(
+        "--ntdd-outputs-normalize",
+        dest="ntdd_outputs_normalize",
+        metavar="LIST",
+        help="normalisers for brittle outputs: addresses, timestamps, durations, tqdm, "
+        "floats, or all; default none, as nbval",
+    )
+    group.addoption(
+        "--ntdd-outputs-float-digits",
+        dest="ntdd_outputs_float_digits",
+        metavar="N",
+        help="significant digits the floats normaliser keeps; default 6",
+    )
+    group.addoption(
+        "--ntdd-outputs-image-tolerance",
+        dest="ntdd_outputs_image_tolerance",
+        metavar="X",
+        help="the largest perceptual distance between a saved figure and the fresh one "
+        "that passes, or size (compare sizes only); a cell sets its own with "
+        "`#| image-tolerance: X`",
+    )
 
 
 def _smoke_options(group: pytest.OptionGroup, parser: pytest.Parser) -> None:
@@ -215,7 +264,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "full_run: the test's meaning needs the full run: skipped in smoke mode"
     )
-    if config.getoption("ntdd") or config.getini("ntdd"):
+    if _enabled(config):
         from ntdd.plugin.session import NtddSession
 
         config.pluginmanager.register(NtddSession(config, _settings(config)), "ntdd-session")
@@ -226,6 +275,16 @@ def pytest_configure(config: pytest.Config) -> None:
     else:
         config.pluginmanager.register(Dormant(), "ntdd-dormant")
     _register_scale_plugins(config)
+
+
+def _enabled(config: pytest.Config) -> bool:
+    """`--ntdd`, the ini's `ntdd`, or an option that checks outputs (which needs the run)."""
+    return bool(
+        config.getoption("ntdd")
+        or config.getini("ntdd")
+        or config.getoption("ntdd_outputs")
+        or config.getoption("ntdd_outputs_lax")
+    )
 
 
 def _register_scale_plugins(config: pytest.Config) -> None:
@@ -283,7 +342,7 @@ def _check_results_files(config: pytest.Config) -> None:
 def _report_path(config: pytest.Config) -> str | None:
     """`--ntdd-report`, else `[tool.ntdd] report` (read only when ntdd is on)."""
     given: str | None = config.getoption("ntdd_report")
-    if given or not (config.getoption("ntdd") or config.getini("ntdd")):
+    if given or not _enabled(config):
         return given
     from ntdd.config import load_config
     from ntdd.errors import ConfigError
@@ -381,7 +440,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     from ntdd.runtime.settings import Settings
 
     file = load_config(config.rootpath)
-    enabled = config.getoption("ntdd") or config.getini("ntdd")
+    enabled = _enabled(config)
     raw_devices = config.getoption("ntdd_devices") or config.getini("ntdd_devices")
     raw_timeout = config.getoption("ntdd_timeout") or config.getini("ntdd_timeout")
     devices = parse_devices(raw_devices, "--ntdd-devices") if raw_devices else file.devices
@@ -392,6 +451,7 @@ def _read_settings(config: pytest.Config) -> Settings:
     given = Parameters(parse_assignments(config.getoption("ntdd_params") or [], "--ntdd-param"))
     if file.template is not None and not file.template.is_file():
         raise ConfigError(f"[tool.ntdd] template: {file.template}: no such file")
+    outputs = _output_checking(config, file)
     ini_untested = config.getini("ntdd_run_untested")
     ini_eval = config.getini("ntdd_skip_eval_false")
     return Settings(
@@ -404,12 +464,25 @@ def _read_settings(config: pytest.Config) -> Settings:
         run_untested=bool(
             config.getoption("ntdd_run_untested")
             or (ini_untested if isinstance(ini_untested, bool) else file.run_untested)
+            or outputs  # every notebook's outputs are checked: each runs to its end
         ),
         skip_eval_false=bool(
             config.getoption("ntdd_skip_eval_false")
             or (ini_eval if isinstance(ini_eval, bool) else file.skip_eval_false)
         ),
     )
+
+
+def _output_checking(config: pytest.Config, file: Config) -> bool:
+    """Whether the run checks outputs; if so, how, put in `config.stash` for its items."""
+    wanted = file.outputs_table.get("outputs") if file.outputs_table else None
+    if not (config.getoption("ntdd_outputs") or config.getoption("ntdd_outputs_lax") or wanted):
+        return False
+    from ntdd.plugin.output_checks import OUTPUT_CHECKING, output_checking
+
+    where = str(file.source) if file.source is not None else "[tool.ntdd]"
+    config.stash[OUTPUT_CHECKING] = output_checking(config, file.outputs_table, where)
+    return True
 
 
 def _smoke(config: pytest.Config, file: Config) -> Smoke | None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.output_checks import checked_cell
 from ntdd.plugin.report_hooks import cell_of_test
 from ntdd.runtime.cell_log import CELL_LOG, CellLog
 from ntdd.runtime.fixtures import device_under_test
@@ -37,7 +38,7 @@ class CellRecords:
         report.ntdd_notebook = str(runtime.cells.notebook)
         report.ntdd_device = device_under_test(item) or ""
         where = cell_of_test(item)
-        report.ntdd_cell = where.index if where is not None else None
+        report.ntdd_cell = where.index if where is not None else checked_cell(item)
         if call.when == "setup":  # once a test: what a complete run runs, the bytes it read
             report.ntdd_runs_cells = runtime.cells.cells_run()
             report.ntdd_read_digest = _read_digest(item, runtime.cells.notebook)

@@ -33,6 +33,7 @@ from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline.templates import module_templates
 from ntdd.plugin.module_cache import Entry, ModuleCache
+from ntdd.plugin.output_checks import OUTPUT_CHECKING, check_items
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind
@@ -163,7 +164,12 @@ class NotebookModule(pytest.Module):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         if self._entry is None and self.read_error is None:
             self.load()  # not read as it was found: pytest was not expected to collect it
-        return () if self.passed_over is not None else super().collect()
+        if self.passed_over is not None:
+            return ()
+        collected = list(super().collect())
+        if OUTPUT_CHECKING in self.config.stash:  # the outputs of its cells, after its tests
+            collected.extend(check_items(self, self.file))
+        return collected
 
     def _getobj(self) -> types.ModuleType:
         if self._entry is None and self.read_error is None:

@@ -27,6 +27,7 @@ from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin import beside_nbval
 from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
 from ntdd.plugin.items import notebook_module, runtime_of
+from ntdd.plugin.output_checks import OutputCheck
 from ntdd.plugin.untested import UntestedNotebooks
 from ntdd.runtime.devices import device_unavailable
 from ntdd.runtime.fixtures import device_under_test
@@ -328,12 +329,14 @@ def _sort_block(block: list[pytest.Item], devices: tuple[str, ...]) -> list[pyte
         return block
     available = next((i for i, d in enumerate(devices) if not device_unavailable(d)), 0)
 
-    def order(item: pytest.Item) -> tuple[int, int]:
+    def order(item: pytest.Item) -> tuple[int, int, int]:
         device = device_under_test(item)
         rank = devices.index(device) if device in devices else available
+        if isinstance(item, OutputCheck):  # after the tests, once the notebook ran to its end
+            return rank, sys.maxsize, item.checked.cell.index
         function = getattr(item, "function", None)
         code = getattr(inspect.unwrap(function), "__code__", None) if function else None
-        return rank, code.co_firstlineno if code is not None else 0
+        return rank, code.co_firstlineno if code is not None else 0, 0
 
     return sorted(block, key=order)
 

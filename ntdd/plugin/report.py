@@ -199,6 +199,8 @@ def _result(report: pytest.TestReport, outcome: str, ran: list[int]) -> TestResu
         seconds=report.duration if report.when == "call" else 0.0,
         ran=tuple(dict.fromkeys(ran)),
         setup_cell=SetupCellError(**setup_cell) if setup_cell else None,
+        checks_outputs=getattr(report, "ntdd_checks_outputs", False),
+        figures=tuple(getattr(report, "ntdd_figures", ())),
     )
 
 

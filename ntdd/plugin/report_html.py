@@ -221,7 +221,9 @@ def _as_shown(run: CellRun) -> list[dict[str, Any]]:
 
 
 def _test(test: TestResult) -> dict[str, Any]:
-    return {**asdict(test), "label": "", "setup_anchor": ""}
+    """A test as the page places it; a check of a cell's outputs is labelled so, beside
+    the cell's own verdicts (the cell stays a setup cell)."""
+    return {**asdict(test), "label": "outputs" if test.checks_outputs else "", "setup_anchor": ""}
 
 
 def _runs_by_cell(runs: Iterable[CellRun]) -> dict[int, list[CellRun]]:

@@ -31,6 +31,8 @@ class TestResult:
     seconds: float = 0.0
     ran: tuple[int, ...] = ()  # the setup cells this test ran, in order
     setup_cell: SetupCellError | None = None  # the setup cell whose error errored it
+    checks_outputs: bool = False  # a check of its cell's saved outputs (`--ntdd-outputs`)
+    figures: tuple[dict[str, str], ...] = ()  # such a check's figures that differ
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from ntdd.plugin.collection_hooks import CollectionHooks
+from ntdd.plugin.output_checks import OUTPUT_CHECKING, output_records
 from ntdd.plugin.report_hooks import ReportHooks
 from ntdd.plugin.run_hooks import AwaitsOnTheLoop, RunHooks
 from ntdd.plugin.untested import UntestedNotebooks
@@ -35,6 +36,8 @@ class NtddSession:
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")
         plugins.register(AwaitsOnTheLoop(), "ntdd-await")
+        if OUTPUT_CHECKING in config.stash:
+            output_records(config)
         if settings.smoke is not None:
             from ntdd.plugin.smoke import SmokeHooks
 

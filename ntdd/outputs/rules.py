@@ -1,0 +1,68 @@
+"""Which cells have their outputs checked, as nbval decides it.
+
+Under strict mode (`--ntdd-outputs`, as `--nbval`) every code cell is checked
+unless marked `NBVAL_IGNORE_OUTPUT`; under lax mode (`--ntdd-outputs-lax`,
+as `--nbval-lax`) only cells marked `NBVAL_CHECK_OUTPUT`. The markers are
+nbval's comments and tags (`ntdd.notebook.markers.nbval_options`). A cell
+saved without ever having run (no execution count) is not compared; saved
+so with outputs, it fails, as in nbval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ntdd.notebook.markers import directives, is_test_cell, nbval_options, skip_reason
+from ntdd.values import Cell
+
+TOLERANCE_DIRECTIVE = "image-tolerance"  # `#| image-tolerance: 5`: this cell's figures
+
+
+@dataclass(frozen=True)
+class CheckedCell:
+    """A code cell whose outputs a run checks, and how."""
+
+    cell: Cell
+    raises: bool  # marked to raise (`NBVAL_RAISES_EXCEPTION`): its error is an output
+    skipped: str | None  # why the run does not run it (`NBVAL_SKIP`, `# NTDD: skip`), or None
+    image_tolerance: float | None  # this cell's own tolerance for figures, if it sets one
+    problem: str = ""  # why the cell's check cannot run (a tolerance that is no number)
+
+
+def checked_cells(cells: tuple[Cell, ...], strict: bool) -> list[CheckedCell]:
+    """The code cells whose outputs are checked, in notebook order.
+
+    Unchecked cells still run: a cell that raises fails the run, as in nbval.
+    """
+    found: list[CheckedCell] = []
+    for cell in cells:
+        if cell.cell_type != "code":
+            continue
+        options = nbval_options(cell)
+        if options.get("check", strict):
+            try:
+                tolerance, problem = image_tolerance(cell), ""
+            except ValueError as e:
+                tolerance, problem = None, str(e)
+            raises, skipped = options.get("raises", False), skip_reason(cell)
+            found.append(CheckedCell(cell, raises, skipped, tolerance, problem))
+    return found
+
+
+def image_tolerance(cell: Cell) -> float | None:
+    """The tolerance a cell sets for its figures (`#| image-tolerance: 5` at its top, below
+    a `# TEST` line in a test cell), or None.
+
+    A value that is not a number >= 0 raises `ValueError` naming the cell.
+    """
+    source = cell.source.partition("\n")[2] if is_test_cell(cell) else cell.source
+    value = directives(source).get(TOLERANCE_DIRECTIVE)
+    if value is None:
+        return None
+    try:
+        tolerance = float(value)
+    except ValueError:
+        tolerance = -1.0
+    if not tolerance >= 0:
+        raise ValueError(f"{cell.label}: `#| {TOLERANCE_DIRECTIVE}: {value}` must be a number >= 0")
+    return tolerance

@@ -1,0 +1,310 @@
+"""`--ntdd-outputs`: each checked cell's saved outputs against the run's fresh ones.
+
+What nbval does in a kernel, done in the run that runs the tests: one item
+per checked cell (`nb.ipynb::outputs_of_cell_4`), after the notebook's
+tests, whose setup runs the notebook to its end (as the test of the cells
+below the last test does) and whose call compares the outputs the run
+recorded for that cell with those saved in the file. Which cells, and how
+they compare, are nbval's rules (`ntdd.outputs`); a difference fails the
+item with a diff at the cell's line, and a figure that differs carries the
+two images to the HTML report.
+
+The recorded outputs reach the items through the reports (`cell_records`),
+in the process that runs the notebook; the saved ones are read from the
+file once per notebook and let go after its last check.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import pytest
+
+from ntdd.errors import NtddError
+from ntdd.notebook.read import SavedCell, notebook_of_bytes, read_bytes, saved_outputs
+from ntdd.outputs.cleaning import (
+    DEFAULT_DIGITS,
+    Cleaning,
+    parse_normalisers,
+    sanitize_patterns,
+)
+from ntdd.outputs.compare import Comparison, compare_outputs
+from ntdd.outputs.rules import CheckedCell, checked_cells
+from ntdd.runtime.cell_log import CellRun, settled
+
+OUTPUTS = "--ntdd-outputs"
+OUTPUTS_LAX = "--ntdd-outputs-lax"
+NAME = "outputs_of_cell_{index}"  # a check's name: the cell, as Jupyter counts cells
+
+
+@dataclass(frozen=True)
+class OutputChecking:
+    """How a run checks outputs: which cells (`strict`), and how texts and figures compare."""
+
+    strict: bool  # every cell not marked to be ignored, as `--nbval`; else marked ones only
+    cleaning: Cleaning = dataclasses.field(default_factory=Cleaning)
+    image_tolerance: float | None = None  # None: `images.DEFAULT_TOLERANCE`; inf: size only
+
+
+OUTPUT_CHECKING = pytest.StashKey[OutputChecking]()
+
+
+class OutputCheck(pytest.Function):
+    """One cell's outputs, checked once the notebook ran to its end."""
+
+    checked: CheckedCell
+    notebook: Path  # the file the saved outputs are read from
+
+    def runtest(self) -> None:
+        cell = self.checked.cell
+        if self.checked.problem:
+            pytest.fail(f"{self.notebook}: {self.checked.problem}", pytrace=False)
+        if self.checked.skipped:
+            _skip(f"{self.checked.skipped}: not run, so its outputs are not checked")
+        records = output_records(self.config)
+        saved = records.saved(self.notebook).get(cell.index)
+        if saved is None:
+            pytest.fail(f"{self.notebook}: {cell.label} is no longer a code cell", pytrace=False)
+        if saved.execution_count is None:
+            if saved.outputs:
+                pytest.fail(_UNRUN.format(cell=cell.label), pytrace=False)
+            return  # never run before it was saved: nothing to compare (nbval's rule)
+        runtime = getattr(self.module, "__ntdd__", None)
+        device = runtime.kernel.device if runtime is not None and runtime.kernel else ""
+        fresh = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
+        if fresh is None:
+            _skip(f"{cell.label}: the run ran none of its code; its outputs are not checked")
+        checking = self.config.stash[OUTPUT_CHECKING]
+        tolerance = self.checked.image_tolerance
+        comparison = compare_outputs(
+            saved.outputs,
+            fresh,
+            checking.cleaning,
+            tolerance if tolerance is not None else checking.image_tolerance,
+        )
+        if not comparison.same:
+            self.stash[_FIGURES] = comparison
+            pytest.fail(self._message(comparison), pytrace=False)
+
+    def _message(self, comparison: Comparison) -> str:
+        head = f"{self.checked.cell.label}: its outputs differ from those saved in the notebook"
+        return "\n".join([head, *comparison.differences])
+
+    def reportinfo(self) -> tuple[os.PathLike[str] | str, int | None, str]:
+        runtime = getattr(self.module, "__ntdd__", None)
+        line = runtime.cells.cell_line_in_file(self.checked.cell.index, None) if runtime else None
+        return self.notebook, line - 1 if line is not None else None, self.name
+
+
+def _skip(reason: str) -> NoReturn:
+    """Skipped at the cell's line, as a skip mark is reported, not at this module's."""
+    raise pytest.skip.Exception(reason, _use_item_location=True)
+
+
+_FIGURES = pytest.StashKey[Comparison]()
+_UNRUN = (
+    "{cell} was saved with outputs but never run (it has no execution count), "
+    "as nbval fails it too: run the notebook and save it, or clear the cell's outputs"
+)
+
+
+def check_items(module: pytest.Module, notebook: Path) -> list[OutputCheck]:
+    """The checks of a notebook's cells, in notebook order, for its module to collect."""
+    checking = module.config.stash.get(OUTPUT_CHECKING, None)
+    if checking is None or notebook.suffix != ".ipynb":
+        return []  # a text notebook holds no outputs
+    try:
+        cells = notebook_of_bytes(read_bytes(notebook), notebook).cells
+        checked = checked_cells(cells, checking.strict)
+    except NtddError as e:
+        raise module.CollectError(f"ntdd: {e}") from e
+    items = []
+    for each in checked:
+        item = OutputCheck.from_parent(
+            module, name=NAME.format(index=each.cell.index), callobj=_compared_in_runtest
+        )
+        item.checked, item.notebook = each, notebook
+        items.append(item)
+    return items
+
+
+def _compared_in_runtest() -> None:
+    """outputs as saved in the notebook"""  # `-v`'s description; `runtest` compares them
+
+
+def checked_cell(item: pytest.Item) -> int | None:
+    """The cell whose outputs *item* checks, for the reports; None for any other item."""
+    return item.checked.cell.index if isinstance(item, OutputCheck) else None
+
+
+def figures_of(item: pytest.Item) -> list[dict[str, str]]:
+    """A failed check's figures that differ: saved, fresh and their difference, as base64 PNGs."""
+    comparison = item.stash.get(_FIGURES, None)
+    if comparison is None or not comparison.figures:
+        return []
+    from ntdd.outputs.images import difference_png
+
+    return [
+        {
+            "saved": pair.saved,
+            "fresh": pair.fresh,
+            "difference": difference_png(pair.saved, pair.fresh) or "",
+            "verdict": pair.verdict,
+        }
+        for pair in comparison.figures
+    ]
+
+
+class OutputRecords:
+    """The run's latest record of each cell, and the notebooks' saved outputs."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from ntdd.plugin.cell_records import cell_records  # which names this module's items
+
+        cell_records(config)  # the run records cells: the reports carry them here
+        self.runs: dict[tuple[str, str], dict[int, CellRun]] = {}  # (notebook, device)
+        self._saved: dict[Path, dict[int, SavedCell]] = {}
+        self._left: dict[Path, int] = {}  # checks still to run, per notebook
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """The cells a phase ran, from its report; not on xdist's controller, where the
+        reports come from workers (`report.node`) and no check runs."""
+        notebook = getattr(report, "ntdd_notebook", None)
+        if notebook is None or getattr(report, "node", None) is not None:
+            return
+        for data in getattr(report, "ntdd_cells", ()):
+            run = CellRun(**data)
+            self.runs.setdefault((notebook, run.device), {})[run.index] = run
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        """A check's report says so, and carries its figures that differ to the report."""
+        report = yield
+        if isinstance(item, OutputCheck):
+            report.ntdd_checks_outputs = True
+            if report.failed and call.when == "call":
+                report.ntdd_figures = figures_of(item)
+        return report
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            if isinstance(item, OutputCheck):
+                self._left[item.notebook] = self._left.get(item.notebook, 0) + 1
+
+    def pytest_runtest_teardown(self, item: pytest.Item) -> None:
+        """After a notebook's last check, its saved outputs go."""
+        if isinstance(item, OutputCheck):
+            self._left[item.notebook] = self._left.get(item.notebook, 1) - 1
+            if self._left[item.notebook] <= 0:
+                self._saved.pop(item.notebook, None)
+
+    def saved(self, notebook: Path) -> dict[int, SavedCell]:
+        found = self._saved.get(notebook)
+        if found is None:
+            try:
+                found = saved_outputs(read_bytes(notebook), notebook)
+            except NtddError as e:
+                pytest.fail(str(e), pytrace=False)
+            self._saved[notebook] = found
+        return found
+
+    def fresh(self, notebook: str, device: str, index: int) -> list[dict[str, Any]] | None:
+        """The cell's outputs as the run left them (a later cell's `update_display` applied);
+        None when the run did not run it."""
+        runs = self.runs.get((notebook, device), {})
+        if index not in runs:
+            return None
+        run = next(r for r in settled([runs[i] for i in sorted(runs)]) if r.index == index)
+        return [] if run.test == "functions" else run.outputs  # defining tests shows nothing
+
+
+def output_records(config: pytest.Config) -> OutputRecords:
+    found = config.pluginmanager.get_plugin("ntdd-output-records")
+    if found is None:
+        found = OutputRecords(config)
+        config.pluginmanager.register(found, "ntdd-output-records")
+    return found
+
+
+def output_checking(config: pytest.Config, table: dict[str, Any], where: str) -> OutputChecking:
+    """The run's output checking, from the command line, then `[tool.ntdd]` (*table*).
+
+    Refused beside nbval's own checks: each cell would be checked twice."""
+    strict, lax = config.getoption("ntdd_outputs"), config.getoption("ntdd_outputs_lax")
+    if strict and lax:
+        raise pytest.UsageError(f"ntdd: {OUTPUTS} and {OUTPUTS_LAX}: choose one")
+    nbval = [f"--{o.replace('_', '-')}" for o in ("nbval", "nbval_lax") if config.getoption(o, 0)]
+    if nbval:
+        raise pytest.UsageError(
+            f"ntdd: {OUTPUTS if strict or not lax else OUTPUTS_LAX} checks outputs as {nbval[0]} "
+            f"does, without a kernel: together each cell would be checked twice; drop {nbval[0]} "
+            "(its markers and --nbval-sanitize-with are read all the same)"
+        )
+    mode = "strict" if strict else "lax" if lax else table.get("outputs")
+    if mode not in ("strict", "lax"):
+        raise pytest.UsageError(f'ntdd: {where}: outputs must be "strict" or "lax", got {mode!r}')
+    try:
+        return OutputChecking(
+            strict=mode == "strict",
+            cleaning=_cleaning(config, table, where),
+            image_tolerance=_tolerance(config, table, where),
+        )
+    except ValueError as e:
+        raise pytest.UsageError(f"ntdd: {e}") from e
+
+
+def _cleaning(config: pytest.Config, table: dict[str, Any], where: str) -> Cleaning:
+    sanitize = config.getoption("ntdd_outputs_sanitize_with") or config.getoption(
+        "nbval_sanitize_with", None
+    )
+    root = config.rootpath
+    if sanitize:
+        path, said = Path(sanitize), "--ntdd-outputs-sanitize-with"
+    elif "outputs_sanitize_with" in table:
+        path, said = Path(where).parent / str(table["outputs_sanitize_with"]), where
+    else:
+        path, said = None, ""
+    patterns: tuple[tuple[str, str], ...] = ()
+    if path is not None:
+        try:
+            text = (path if path.is_absolute() else root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"{said}: {path}: cannot be read: {e}") from e
+        patterns = sanitize_patterns(text, str(path))
+    given = config.getoption("ntdd_outputs_normalize")
+    normalisers = (
+        parse_normalisers(given, "--ntdd-outputs-normalize")
+        if given
+        else parse_normalisers(table.get("outputs_normalize", []), where)
+    )
+    digits = config.getoption("ntdd_outputs_float_digits") or table.get(
+        "outputs_float_digits", DEFAULT_DIGITS
+    )
+    try:
+        count = int(digits)
+    except (TypeError, ValueError):
+        count = 0
+    if count < 1 or isinstance(digits, bool):
+        raise ValueError(f"outputs_float_digits must be a whole number >= 1, got {digits!r}")
+    return Cleaning(patterns, normalisers, count)
+
+
+def _tolerance(config: pytest.Config, table: dict[str, Any], where: str) -> float | None:
+    given = config.getoption("ntdd_outputs_image_tolerance")
+    value = given if given is not None else table.get("outputs_image_tolerance")
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().lower() == "size":
+        return math.inf
+    try:
+        tolerance = float(value)
+    except (TypeError, ValueError):
+        tolerance = -1.0
+    if isinstance(value, bool) or not tolerance >= 0:
+        raise ValueError(f'outputs_image_tolerance must be a number >= 0 or "size", got {value!r}')
+    return tolerance
