@@ -621,6 +621,21 @@ def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(
     assert "leaves out nbval (--no-nbval)" in notes
 
 
+def test_outputs_can_be_checked_in_ntdds_own_run_instead_of_nbvals_kernel(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
+    workflow, notes = dry_run(capsys, "--outputs", "ntdd")
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested --ntdd-outputs-lax \\" in tests
+    assert "--nbval" not in tests and "nbval" not in steps(workflow)["Install"]["run"]
+    assert "checked in the\n# same run, with nbval's rules and no Jupyter kernel" in workflow
+    assert "(--ntdd-outputs-lax, chosen by --outputs ntdd)" in notes
+    workflow, _ = dry_run(capsys, "--outputs", "off")
+    assert "outputs" not in steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "nbval" not in steps(workflow)["Run the notebooks' tests"]["run"]
+
+
 def test_faults_adds_the_faults_report_to_the_summary(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -265,6 +265,14 @@ def _init_options(init: argparse.ArgumentParser) -> None:
         "cells once more in a Jupyter kernel)",
     )
     init.add_argument(
+        "--outputs",
+        choices=("nbval", "ntdd", "off"),
+        default=None,
+        help="how the job checks saved outputs of cells marked # NBVAL_CHECK_OUTPUT: in "
+        "nbval's kernel (nbval, the default), in ntdd's own run without a kernel (ntdd: "
+        "--ntdd-outputs-lax, each notebook run once), or not at all (off, as --no-nbval)",
+    )
+    init.add_argument(
         "--ntdd-from",
         metavar="SPEC",
         help="how CI installs ntdd, any pip requirement: ntdd==0.1.0, git+https://…@COMMIT, "

@@ -167,7 +167,8 @@ def init_command(args: argparse.Namespace) -> int:
         gpu_runner=args.gpu_runner,
         shards=args.shards,
         workflow_name=args.output.name,
-        nbval=not args.no_nbval,
+        nbval=not args.no_nbval and args.outputs in (None, "nbval"),
+        outputs_in_process=args.outputs == "ntdd",
     )
     ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
     found = survey(root, args.notebooks, args.modules)
@@ -220,6 +221,8 @@ def _check_init_args(args: argparse.Namespace, root: Path) -> None:
     """Refuse before looking at the repository: bad values, a file in the way, a subfolder."""
     from ntdd.commands.survey import git_top
 
+    if args.no_nbval and args.outputs in ("nbval", "ntdd"):
+        raise NtddError(f"--no-nbval and --outputs {args.outputs}: choose one")
     if not 1 <= args.shards <= 256:
         raise NtddError(f"--shards {args.shards}: expected 1 to 256 machines (GitHub's limit)")
     label = args.gpu_runner

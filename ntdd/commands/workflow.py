@@ -67,6 +67,7 @@ class WorkflowOptions:
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
+    outputs_in_process: bool = False  # check marked cells' outputs in ntdd's run instead
     lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
     sources: tuple[str, ...] = ()  # the repository's code the notebooks run (`src/`)
     data: tuple[str, ...] = ()  # where the files they name are, outside their folder
@@ -85,6 +86,7 @@ class Choices:
     shards: int = 1
     workflow_name: str = "ntdd.yml"
     nbval: bool = True
+    outputs_in_process: bool = False  # `--outputs ntdd`: `--ntdd-outputs-lax`, not nbval
 
 
 def plan(
@@ -111,6 +113,7 @@ def plan(
         shards=asked.shards,
         workflow_name=asked.workflow_name,
         nbval=asked.nbval,
+        outputs_in_process=asked.outputs_in_process,
         lfs=bool(found.lfs),
         sources=found.sources,
         data=found.data,
@@ -207,6 +210,13 @@ def _runs(found: Survey, options: WorkflowOptions) -> list[str]:
             "runs nbval beside ntdd (--nbval-lax): every notebook's cells once more in a "
             "Jupyter kernel, failing on a cell that raises; it compares outputs only in "
             "cells marked # NBVAL_CHECK_OUTPUT (--no-nbval leaves it out)"
+        )
+    elif options.outputs_in_process:
+        notes.append(
+            "checks the saved outputs of cells marked # NBVAL_CHECK_OUTPUT in ntdd's own run "
+            "(--ntdd-outputs-lax, chosen by --outputs ntdd): each notebook runs once, with "
+            "nbval's markers and rules and no Jupyter kernel, several times faster than "
+            "nbval; kernel-only behaviours are listed in the docs' Outputs page"
         )
     else:
         notes.append("leaves out nbval (--no-nbval): each notebook runs once, under ntdd")
