@@ -425,3 +425,18 @@ def test_a_cell_sets_its_own_image_tolerance_and_a_bad_one_names_the_cell(
     got.stdout.fnmatch_lines(
         ["*nb.ipynb: cell 1 (id *): `#| image-tolerance: lots` must be a number >= 0*"]
     )
+
+
+def test_outputs_that_differ_can_be_written_back_and_then_pass(pytester: pytest.Pytester) -> None:
+    """A difference is the notebook's saved outputs gone stale, not a run that failed:
+    `--ntdd-overwrite` writes the fresh ones, and the next check passes."""
+    write_notebook(pytester.path / "nb.ipynb", [ran("print('new')", stdout("old\n"))])
+    junit = ("--junitxml=out.xml", "-o", "junit_family=xunit1")
+    stale = run(pytester, "--ntdd-outputs", "--ntdd-overwrite", *junit, "nb.ipynb")
+    stale.assert_outcomes(passed=1, failed=1)
+    stale.stdout.fnmatch_lines(["ntdd: wrote 1 notebook as run*"])
+    case = ET.parse(pytester.path / "out.xml").find(".//testcase[@name='outputs_of_cell_1']")
+    assert case is not None
+    properties = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert properties["notebook"] == "nb.ipynb" and properties["cell"] == "1"
+    run(pytester, "--ntdd-outputs", "nb.ipynb").assert_outcomes(passed=2)

@@ -129,6 +129,12 @@ def check_items(module: pytest.Module, notebook: Path) -> list[OutputCheck]:
             module, name=NAME.format(index=each.cell.index), callobj=_compared_in_runtest
         )
         item.checked, item.notebook = each, notebook
+        shown = item.nodeid.partition("::")[0]  # JUnit and the job summary name the cell
+        item.user_properties += [
+            ("notebook", shown),
+            ("cell", each.cell.index),
+            ("cell_id", each.cell.id or ""),
+        ]
         items.append(item)
     return items
 

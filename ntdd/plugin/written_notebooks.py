@@ -52,7 +52,8 @@ class NotebookRun:
             self.runs.setdefault(run.device, {}).setdefault(run.index, run)
         self.cells_run = getattr(report, "ntdd_runs_cells", None) or self.cells_run
         self.read_digest = getattr(report, "ntdd_read_digest", None) or self.read_digest
-        if not self.problem and (report.failed or hasattr(report, "wasxfail")):
+        checks = getattr(report, "ntdd_checks_outputs", False)  # a difference is no failed run
+        if not self.problem and not checks and (report.failed or hasattr(report, "wasxfail")):
             test = report.nodeid.rsplit("::", 1)[-1]
             self.problem = f"{test} {'failed' if report.when == 'call' else 'errored'}"
 
