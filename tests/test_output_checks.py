@@ -411,6 +411,14 @@ def test_a_figure_a_kernel_saved_passes_and_a_changed_line_fails_with_the_images
         subprocess=True,
     )
     loose.assert_outcomes(passed=3)  # the same size: compared by size only, it passes
+    unseen = run(
+        pytester,
+        "--ntdd-outputs",
+        "--ntdd-outputs-image-tolerance=off",
+        "nb.ipynb",
+        subprocess=True,
+    )
+    unseen.assert_outcomes(passed=3)  # figures left out, as nbval leaves them
 
 
 def test_a_cell_sets_its_own_image_tolerance_and_a_bad_one_names_the_cell(
@@ -440,3 +448,97 @@ def test_outputs_that_differ_can_be_written_back_and_then_pass(pytester: pytest.
     properties = {p.get("name"): p.get("value") for p in case.iter("property")}
     assert properties["notebook"] == "nb.ipynb" and properties["cell"] == "1"
     run(pytester, "--ntdd-outputs", "nb.ipynb").assert_outcomes(passed=2)
+
+
+def test_a_cell_that_raises_errors_the_checks_below_it_not_those_above(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(
+        pytester.path / "nb.ipynb",
+        [
+            ran("print('above')", stdout("above\n")),
+            ran("1 / 0", count=2),
+            ran("print('below')", stdout("below\n"), count=3),
+        ],
+    )
+    got, found = verdicts(pytester, "--ntdd-outputs", "nb.ipynb")
+    assert found == {
+        "outputs_of_cell_1": "PASSED",  # it ran, as Run All ran it, before cell 2 raised
+        "outputs_of_cell_2": "ERROR",
+        "outputs_of_cell_3": "ERROR",  # Run All stops at cell 2: it never ran
+    }
+    got.stdout.fnmatch_lines(["*test_notebook_runs_to_the_end*ZeroDivisionError*"])
+
+
+IPYTHON_ENDINGS = [
+    ran("%config InlineBackend.figure_format = 'png'\n1 + 1", result("2")),
+    ran("a = 1; a", result("1")),
+    ran("a = 2; a;"),
+    ran("%time 3 + 4", result("7")),
+]
+
+
+def test_a_cells_last_value_shows_after_ipython_syntax_and_semicolons_as_in_a_kernel(
+    pytester: pytest.Pytester,
+) -> None:
+    """What a kernel shows as `Out[n]` (these outputs are a kernel's), ntdd records."""
+    write_notebook(pytester.path / "nb.ipynb", IPYTHON_ENDINGS)
+    got, found = verdicts(
+        pytester, "--ntdd-outputs", "--ntdd-outputs-normalize=durations", "nb.ipynb"
+    )
+    assert found == {f"outputs_of_cell_{n}": "PASSED" for n in (1, 2, 3)} | {
+        "outputs_of_cell_4": "FAILED"  # `%time` prints its times: saved here without them
+    }
+    got.stdout.fnmatch_lines(["stdout: the fresh outputs have it, the saved ones do not:"])
+
+
+def test_a_test_cells_failed_assert_is_recorded_as_a_kernel_shows_it(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest rewrites a test cell's `assert` for the test's report; the cell's output
+    is a kernel's: the assert's own message, or none."""
+    error = nbformat.v4.new_output("error", ename="AssertionError", evalue="", traceback=[])
+    said = nbformat.v4.new_output("error", ename="AssertionError", evalue="too big", traceback=[])
+    write_notebook(
+        pytester.path / "nb.ipynb",
+        [
+            ran("x = 0.1 + 0.2"),
+            ran("# TEST: bare\nassert x == 0.3", error, count=2, tags=("raises-exception",)),
+            ran(
+                "# TEST: said\nassert x < 0.3, 'too big'", said, count=3, tags=("raises-exception",)
+            ),
+        ],
+    )
+    got, found = verdicts(pytester, "--ntdd-outputs", "nb.ipynb")
+    assert found == {f"outputs_of_cell_{n}": "PASSED" for n in (1, 2, 3)}
+    got.stdout.fnmatch_lines(["*test_bare FAILED*", "*test_said FAILED*"])
+
+
+def test_lax_mode_fails_an_unmarked_cell_saved_with_outputs_but_never_run_as_nbval_does(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(
+        pytester.path / "nb.ipynb", [ran("print(1)", stdout("1\n"), count=None), ran("y = 2")]
+    )
+    _, found = verdicts(pytester, "--ntdd-outputs-lax", "nb.ipynb")
+    assert found == {"outputs_of_cell_1": "FAILED"}
+
+
+def test_a_sanitize_file_is_found_where_pytest_was_started_as_nbval_finds_it(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\n")  # the rootdir: above the folder pytest starts in
+    sub = pytester.mkdir("sub")
+    sub.joinpath("sanitize.cfg").write_text("regex: \\d+\nreplace: N\n")
+    write_notebook(
+        sub / "nb.ipynb", [ran("import random\nprint(random.random())", stdout("0.5\n"))]
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        got = run(
+            pytester, "--ntdd-outputs", "--ntdd-outputs-sanitize-with=sanitize.cfg", "nb.ipynb"
+        )
+    got.assert_outcomes(passed=2)
+    missing = run(pytester, "--ntdd-outputs", "--ntdd-outputs-sanitize-with=gone.cfg", "sub")
+    assert missing.ret == pytest.ExitCode.USAGE_ERROR
+    missing.stderr.fnmatch_lines(["*--ntdd-outputs-sanitize-with: *gone.cfg: cannot be read: *"])

@@ -27,7 +27,7 @@ _TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
 _TQDM = re.compile(r"\[\d+:\d{2}(?::\d{2})?<(?:\d+:\d{2}(?::\d{2})?|\?)(?:,[^\]\n]*)?\]")
 _RATE = re.compile(r"(?:\d+(?:\.\d+)?|\?)\s?(?:it/s|s/it|[kMG]?B/s)")
 _DURATION = re.compile(
-    r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds|min|mins|minutes|h|hours)\b"
+    r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|[µμ]s|us|ms|s|sec|secs|seconds|min|mins|minutes|h|hours)\b"
 )
 _LOOPS = re.compile(r"\b\d[\d,]* loops? each\b")  # `%timeit`'s count, chosen by its timing
 _FLOAT = re.compile(

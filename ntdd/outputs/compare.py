@@ -38,6 +38,7 @@ SKIPPED = frozenset(
     }
 )
 IMAGE = "image/png"
+IMAGES_OFF = -1.0  # an image tolerance that leaves figures out, as nbval does
 _SHOWN_LINES = 60  # of a diff, before the rest is counted
 _CARRIAGE_RETURN = re.compile(r"^.*\r(?=[^\n])", re.MULTILINE)  # nbval's
 
@@ -73,7 +74,7 @@ def compare_outputs(
 
     *image_tolerance* is the largest perceptual distance that still counts as
     the same figure (`images.DEFAULT_TOLERANCE` when None); `float("inf")`
-    compares figures by size only.
+    compares figures by size only, `IMAGES_OFF` not at all.
     """
     ours, theirs = _fields(saved, clean), _fields(fresh, clean)
     differences: list[str] = []
@@ -141,7 +142,7 @@ def _images(
 ) -> list[FigurePair]:
     """Each saved figure beside the fresh one in its place, where they differ."""
     ours, theirs = _pngs(saved), _pngs(fresh)
-    if not ours and not theirs:
+    if (not ours and not theirs) or tolerance == IMAGES_OFF:
         return []
     if len(ours) != len(theirs):
         verdict = f"{IMAGE}: the saved outputs hold {len(ours)} figure(s), the fresh {len(theirs)}"

@@ -10,9 +10,11 @@ so with outputs, it fails, as in nbval.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ntdd.notebook.markers import directives, is_test_cell, nbval_options, skip_reason
+from ntdd.outputs.compare import IMAGES_OFF
 from ntdd.values import Cell
 
 TOLERANCE_DIRECTIVE = "image-tolerance"  # `#| image-tolerance: 5`: this cell's figures
@@ -29,8 +31,12 @@ class CheckedCell:
     problem: str = ""  # why the cell's check cannot run (a tolerance that is no number)
 
 
-def checked_cells(cells: tuple[Cell, ...], strict: bool) -> list[CheckedCell]:
-    """The code cells whose outputs are checked, in notebook order.
+def checked_cells(
+    cells: tuple[Cell, ...], strict: bool, stale: frozenset[int] = frozenset()
+) -> list[CheckedCell]:
+    """The code cells whose outputs are checked, in notebook order: those the mode and
+    the markers check, and those saved with outputs but never run (*stale*, by index),
+    which nbval fails whatever their markers say.
 
     Unchecked cells still run: a cell that raises fails the run, as in nbval.
     """
@@ -39,7 +45,7 @@ def checked_cells(cells: tuple[Cell, ...], strict: bool) -> list[CheckedCell]:
         if cell.cell_type != "code":
             continue
         options = nbval_options(cell)
-        if options.get("check", strict):
+        if options.get("check", strict) or cell.index in stale:
             try:
                 tolerance, problem = image_tolerance(cell), ""
             except ValueError as e:
@@ -50,8 +56,8 @@ def checked_cells(cells: tuple[Cell, ...], strict: bool) -> list[CheckedCell]:
 
 
 def image_tolerance(cell: Cell) -> float | None:
-    """The tolerance a cell sets for its figures (`#| image-tolerance: 5` at its top, below
-    a `# TEST` line in a test cell), or None.
+    """The tolerance a cell sets for its figures (`#| image-tolerance: 0.5` at its top,
+    below a `# TEST` line in a test cell; `size`: sizes only; `off`: not compared), or None.
 
     A value that is not a number >= 0 raises `ValueError` naming the cell.
     """
@@ -59,10 +65,16 @@ def image_tolerance(cell: Cell) -> float | None:
     value = directives(source).get(TOLERANCE_DIRECTIVE)
     if value is None:
         return None
+    word = value.strip().lower()
+    if word in ("size", "off"):
+        return math.inf if word == "size" else IMAGES_OFF
     try:
         tolerance = float(value)
     except ValueError:
         tolerance = -1.0
     if not tolerance >= 0:
-        raise ValueError(f"{cell.label}: `#| {TOLERANCE_DIRECTIVE}: {value}` must be a number >= 0")
+        raise ValueError(
+            f'{cell.label}: `#| {TOLERANCE_DIRECTIVE}: {value}` must be a number >= 0, "size" '
+            'or "off"'
+        )
     return tolerance

@@ -25,7 +25,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from ntdd.errors import NtddError
+from ntdd.errors import NtddError, SetupError
 from ntdd.notebook.read import SavedCell, notebook_of_bytes, read_bytes, saved_outputs
 from ntdd.outputs.cleaning import (
     DEFAULT_DIGITS,
@@ -33,7 +33,7 @@ from ntdd.outputs.cleaning import (
     parse_normalisers,
     sanitize_patterns,
 )
-from ntdd.outputs.compare import Comparison, compare_outputs
+from ntdd.outputs.compare import IMAGES_OFF, Comparison, compare_outputs
 from ntdd.outputs.rules import CheckedCell, checked_cells
 from ntdd.runtime.cell_log import CellRun, settled
 
@@ -59,6 +59,16 @@ class OutputCheck(pytest.Function):
 
     checked: CheckedCell
     notebook: Path  # the file the saved outputs are read from
+
+    def setup(self) -> None:
+        """The notebook run to its end. Where a cell below this one raised, the cells above
+        it ran all the same: this one's outputs are checked, as nbval checks them (the
+        test that ran the cell that raised reports its error)."""
+        try:
+            super().setup()
+        except SetupError as error:
+            if error.first or error.index <= self.checked.cell.index:
+                raise
 
     def runtest(self) -> None:
         cell = self.checked.cell
@@ -119,8 +129,11 @@ def check_items(module: pytest.Module, notebook: Path) -> list[OutputCheck]:
     if checking is None or notebook.suffix != ".ipynb":
         return []  # a text notebook holds no outputs
     try:
-        cells = notebook_of_bytes(read_bytes(notebook), notebook).cells
-        checked = checked_cells(cells, checking.strict)
+        data = read_bytes(notebook)
+        cells = notebook_of_bytes(data, notebook).cells
+        saved = saved_outputs(data, notebook)
+        stale = frozenset(i for i, c in saved.items() if c.execution_count is None and c.outputs)
+        checked = checked_cells(cells, checking.strict, stale)
     except NtddError as e:
         raise module.CollectError(f"ntdd: {e}") from e
     items = []
@@ -265,12 +278,14 @@ def output_checking(config: pytest.Config, table: dict[str, Any], where: str) ->
 
 
 def _cleaning(config: pytest.Config, table: dict[str, Any], where: str) -> Cleaning:
-    sanitize = config.getoption("ntdd_outputs_sanitize_with") or config.getoption(
-        "nbval_sanitize_with", None
+    ours, nbvals = (
+        config.getoption("ntdd_outputs_sanitize_with"),
+        config.getoption("nbval_sanitize_with", None),
     )
-    root = config.rootpath
-    if sanitize:
-        path, said = Path(sanitize), "--ntdd-outputs-sanitize-with"
+    here = config.invocation_params.dir  # a path on the command line, as nbval opens it
+    if ours or nbvals:
+        path = here / (ours or nbvals)
+        said = "--ntdd-outputs-sanitize-with" if ours else "--nbval-sanitize-with"
     elif "outputs_sanitize_with" in table:
         path, said = Path(where).parent / str(table["outputs_sanitize_with"]), where
     else:
@@ -278,9 +293,10 @@ def _cleaning(config: pytest.Config, table: dict[str, Any], where: str) -> Clean
     patterns: tuple[tuple[str, str], ...] = ()
     if path is not None:
         try:
-            text = (path if path.is_absolute() else root / path).read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
-            raise ValueError(f"{said}: {path}: cannot be read: {e}") from e
+            reason = getattr(e, "strerror", None) or str(e)
+            raise ValueError(f"{said}: {path}: cannot be read: {reason}") from e
         patterns = sanitize_patterns(text, str(path))
     given = config.getoption("ntdd_outputs_normalize")
     normalisers = (
@@ -305,8 +321,8 @@ def _tolerance(config: pytest.Config, table: dict[str, Any], where: str) -> floa
     value = given if given is not None else table.get("outputs_image_tolerance")
     if value is None:
         return None
-    if isinstance(value, str) and value.strip().lower() == "size":
-        return math.inf
+    if isinstance(value, str) and value.strip().lower() in ("size", "off"):
+        return math.inf if value.strip().lower() == "size" else IMAGES_OFF
     try:
         tolerance = float(value)
     except (TypeError, ValueError):

@@ -143,7 +143,7 @@ def recorded(
                 yield
             except BaseException as e:
                 described = describe(e)
-                outputs.error(e, described)
+                outputs.error(e, described, as_a_kernel_says(e) if test else None)
                 if not test:
                     error = described
                     message = traceback.format_exception_only(type(e), e)[0].strip()
@@ -173,6 +173,18 @@ def recorded(
             updates=outputs.updates,
         )
         log.runs.append(run)
+
+
+def as_a_kernel_says(error: BaseException) -> str:
+    """A test cell's error message as a kernel shows it: pytest rewrote its `assert`s for
+    the test's report (`assert 0.3 == 0.30000000000000004`), a kernel shows the assert's
+    own message only, or nothing."""
+    text = str(error)
+    if not isinstance(error, AssertionError):
+        return text
+    lines = text.split("\n")
+    explained = next((n for n, line in enumerate(lines) if line.startswith("assert ")), None)
+    return text if explained is None else "\n".join(lines[:explained])
 
 
 def settled(runs: list[CellRun]) -> list[CellRun]:

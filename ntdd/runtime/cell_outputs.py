@@ -120,13 +120,14 @@ class Outputs:
         if display_id:
             self._ids.setdefault(display_id, []).append(shown)
 
-    def error(self, error: BaseException, traceback_text: str) -> None:
-        """What the cell raised: its name, its message, the notebook's frames."""
+    def error(self, error: BaseException, traceback_text: str, evalue: str | None = None) -> None:
+        """What the cell raised: its name, its message (*evalue*, where it is not the
+        error's own), the notebook's frames."""
         self.items.append(
             {
                 "output_type": "error",
                 "ename": type(error).__name__,
-                "evalue": str(error),
+                "evalue": str(error) if evalue is None else evalue,
                 "traceback": traceback_text.splitlines(),
             }
         )

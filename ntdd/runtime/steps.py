@@ -211,10 +211,8 @@ def _compile_source(code: str, filename: str, flags: int) -> types.CodeType:
             python = to_python(code)
         except SyntaxError:
             raise error from None
-        tree = python.tree
-        if not future_first(tree):
-            compiled = compile(python.code, filename, "exec", flags=flags, dont_inherit=True)
-            return compiled
+        tree = python.tree  # IPython syntax, transformed: its last value shows all the same
+        future_first(tree)
         show_last_value(tree.body, code)
         compiled = compile(tree, filename, "exec", flags=flags, dont_inherit=True)
     return compiled
@@ -235,6 +233,8 @@ def may_end_in_an_expression(code: str) -> bool:
     last = stripped[stripped.rfind("\n") + 1 :]
     if any(last.count(close) > last.count(open_) for open_, close in ("()", "[]", "{}")):
         return True  # the end of a call begun above: `f(\n    a=1)` is an expression
+    if ";" in last.rstrip().rstrip(";"):
+        return True  # `a = 1; a`: the last statement is not the line's first
     return bool(last) and _STATEMENT_START.match(last) is None
 
 
