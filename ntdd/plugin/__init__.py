@@ -151,8 +151,8 @@ def _output_options(group: pytest.OptionGroup) -> None:
         dest="ntdd_outputs_image_tolerance",
         metavar="X",
         help="the largest perceptual distance between a saved figure and the fresh one "
-        "that passes, or size (compare sizes only); a cell sets its own with "
-        "`#| image-tolerance: X`",
+        "that passes (default 0.1), size (compare sizes only) or off (not compared, as "
+        "nbval); a cell sets its own with `#| image-tolerance: X`",
     )
 
 
