@@ -56,7 +56,7 @@ def test_every_cell_is_checked_and_a_changed_output_fails_with_a_diff_at_its_cel
     )
     before = sha(path)
     junit = ("--junitxml=out.xml", "-o", "junit_family=xunit1")  # xunit1 holds file and line
-    got, found = verdicts(pytester, "--ntdd-outputs", *junit, "nb.ipynb")
+    got, found = verdicts(pytester, "--ntdd-outputs", *junit, "--ntdd-report=r.html", "nb.ipynb")
 
     assert found == {
         "outputs_of_cell_2": "PASSED",
@@ -79,6 +79,8 @@ def test_every_cell_is_checked_and_a_changed_output_fails_with_a_diff_at_its_cel
     assert case.get("line") == str(line_of(path, '"x + 1"') - 1)
     failure = case.find("failure")
     assert failure is not None and "+2" in (failure.text or "")
+    page = (pytester.path / "r.html").read_text()
+    assert "its outputs differ from those saved in the notebook\ntext/plain differs:" in page
     assert sha(path) == before  # checking never changes the notebook
 
 
