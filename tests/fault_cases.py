@@ -951,13 +951,16 @@ CEMENT = Case(  # Raschka's ordinal-regression baseline: a Dataset of NumPy rows
             "# TEST: it orders the test set's classes well @full_run\nassert test_mae < 0.5",
         ),
         (
-            # the error after any training, read against an untrained model's (the same seed):
-            # 8 smoke steps give 0.54, the full run's 0.20, an untrained model 1.79
+            # the error after any training, read against the best constant guess, the training
+            # set's median class (1.2 on this test set): 8 smoke steps give 0.54, the full run's
+            # 0.20. Not against an untrained model's error: the notebook measures it in train
+            # mode, dropout on, so a model left as made beats its own untrained copy or not by
+            # its dropout draws; nor does a model that learned only the classes' shares beat
+            # the median guess, as it beats an untrained one.
             "print(f'Mean absolute error (train/test)",
-            "# TEST: training ordered the test set's classes better than an untrained model\n"
-            "torch.manual_seed(random_seed)\n"
-            "untrained = MLP(in_features=8, num_classes=NUM_CLASSES).to(DEVICE)\n"
-            "assert test_mae < compute_mae_and_mse(untrained, test_loader, DEVICE)[0]",
+            "# TEST: training ordered the test set's classes better than guessing the median "
+            "class\n"
+            "assert test_mae < np.abs(y_test - np.median(y_train)).mean()",
         ),
         (
             "print(f'Mean absolute error (train/test)",
