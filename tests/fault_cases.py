@@ -788,8 +788,11 @@ D2L_LINEAR_CONCISE = Case(  # d2l's linear regression, concise: a LazyLinear, to
     beside=("d2l",),
     tests=(
         (
+            # the same data test as the scratch chapter's: smoke mode's few batches a pass meet
+            # few of the rows, so the data's own test looks at all of them
             "trainer.fit(model, data)",
-            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)",
+            "# TEST: the data\nassert data.X.shape == (2000, 2) and data.y.shape == (2000, 1)\n"
+            "assert torch.isfinite(data.X).all() and torch.isfinite(data.y).all()",
         ),
         (
             "w, b = model.get_w_b()",
@@ -951,13 +954,16 @@ CEMENT = Case(  # Raschka's ordinal-regression baseline: a Dataset of NumPy rows
             "# TEST: it orders the test set's classes well @full_run\nassert test_mae < 0.5",
         ),
         (
-            # the error after any training, read against an untrained model's (the same seed):
-            # 8 smoke steps give 0.54, the full run's 0.20, an untrained model 1.79
+            # the error after any training, read against the best constant guess, the training
+            # set's median class (1.2 on this test set): 8 smoke steps give 0.54, the full run's
+            # 0.20. Not against an untrained model's error: the notebook measures it in train
+            # mode, dropout on, so a model left as made beats its own untrained copy or not by
+            # its dropout draws; nor does a model that learned only the classes' shares beat
+            # the median guess, as it beats an untrained one.
             "print(f'Mean absolute error (train/test)",
-            "# TEST: training ordered the test set's classes better than an untrained model\n"
-            "torch.manual_seed(random_seed)\n"
-            "untrained = MLP(in_features=8, num_classes=NUM_CLASSES).to(DEVICE)\n"
-            "assert test_mae < compute_mae_and_mse(untrained, test_loader, DEVICE)[0]",
+            "# TEST: training ordered the test set's classes better than guessing the median "
+            "class\n"
+            "assert test_mae < np.abs(y_test - np.median(y_train)).mean()",
         ),
         (
             "print(f'Mean absolute error (train/test)",
