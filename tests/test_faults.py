@@ -6,6 +6,7 @@ import json
 import os
 import re
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -228,3 +229,19 @@ def test_bad_requests_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixtur
         main(["faults", str(plain), "--min-kill-rate", "120%"])
     assert info.value.code == 2
     assert "expected a share from 0 to 1" in capsys.readouterr().err
+
+
+def test_a_name_rebound_to_an_object_at_a_freed_objects_address_counts_as_rebound() -> None:
+    """CPython gives a new object the address of one just freed: `ys = ys[perm]` can
+    leave `ys` with its old id. The data fault then took `ys` for unchanged and never
+    reached the new tensor (bigrams' `broadcast` survived 1 run in 5)."""
+    from ntdd.faults.uses import _Held
+
+    class Value:
+        pass
+
+    old, new = Value(), Value()
+    at_the_old_address = _Held(id(new), weakref.ref(old))  # as a freed old object leaves it
+    assert not at_the_old_address.holds(new)
+    assert _Held.of(new).holds(new) and not _Held.of(old).holds(new)
+    assert _Held.of(7).holds(7)  # no weak reference to an int: its id alone

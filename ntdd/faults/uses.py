@@ -29,6 +29,7 @@ import ast
 import builtins
 import sys
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -73,7 +74,7 @@ class DataUses:
         self._bound: dict[str, int] = {}  # top-level name -> the cell that bound it
         self._first: Any = None  # the first tensor changed, as it was
         self._roles: dict[str, str] = {}  # where a model's input was held: still an input there
-        self._snapshot: dict[str, int] = {}  # top-level name -> id of its value
+        self._snapshot: dict[str, _Held] = {}  # top-level name -> its value, weakly
         self._cells = 0
         self._depth = 0  # forwards in progress: only the outermost one's inputs count
         self._error = ""  # the fault's own bug, if it raised: the run is not judged
@@ -98,9 +99,10 @@ class DataUses:
         """A setup cell ran: the names it bound are data made together."""
         self._cells += 1
         for name, value in list(ns.items()):
-            if self._snapshot.get(name) != id(value):
+            held = self._snapshot.get(name)
+            if held is None or not held.holds(value):
                 self._bound[name] = self._cells
-        self._snapshot = {name: id(value) for name, value in list(ns.items())}
+        self._snapshot = {name: _Held.of(value) for name, value in list(ns.items())}
 
     def test_reached(self, ns: Namespace) -> None:
         """A test reached its cell: what the test cells hand to calls by name is used."""
@@ -314,7 +316,8 @@ class DataUses:
             if name.startswith("_") or not name.isidentifier():  # pytest's `@py_assert1`
                 continue
             cell = self._bound.get(name, now)
-            if self._snapshot.get(name, id(value)) != id(value):
+            held = self._snapshot.get(name)
+            if held is not None and not held.holds(value):
                 cell = now
             found += self._places_in(name, value, f"cell {cell}", 0, _setter(ns, name), cell)
         return found
@@ -449,3 +452,24 @@ def _joined(names: list[str], what: str) -> str:
         index, _, rest = what.partition("] ")
         return ", ".join(f"{name}{index}]" for name in names) + " " + rest
     return f"{', '.join(names)} {what}"
+
+
+class _Held:
+    """A name's value as a cell left it: its id, and a weak reference where the value
+    takes one, so that a new object given a freed one's address is not taken for it."""
+
+    __slots__ = ("ident", "ref")
+
+    def __init__(self, ident: int, ref: Any) -> None:
+        self.ident, self.ref = ident, ref
+
+    @classmethod
+    def of(cls, value: Any) -> _Held:
+        try:
+            return cls(id(value), weakref.ref(value))
+        except TypeError:  # an int, a tuple: no weak reference, its id alone
+            return cls(id(value), None)
+
+    def holds(self, value: Any) -> bool:
+        """Whether *value* is the object held, not one made since at the same address."""
+        return self.ident == id(value) and (self.ref is None or self.ref() is value)
