@@ -22,10 +22,10 @@ TOLERANCE_DIRECTIVE = "image-tolerance"  # `#| image-tolerance: 5`: this cell's 
 
 @dataclass(frozen=True)
 class CheckedCell:
-    """A code cell whose outputs a run checks, and how."""
+    """A code cell whose outputs a run checks, and how. (A cell marked to raise needs
+    nothing here: the run goes on past it, and its error is one of its outputs.)"""
 
     cell: Cell
-    raises: bool  # marked to raise (`NBVAL_RAISES_EXCEPTION`): its error is an output
     skipped: str | None  # why the run does not run it (`NBVAL_SKIP`, `# NTDD: skip`), or None
     image_tolerance: float | None  # this cell's own tolerance for figures, if it sets one
     problem: str = ""  # why the cell's check cannot run (a tolerance that is no number)
@@ -50,8 +50,7 @@ def checked_cells(
                 tolerance, problem = image_tolerance(cell), ""
             except ValueError as e:
                 tolerance, problem = None, str(e)
-            raises, skipped = options.get("raises", False), skip_reason(cell)
-            found.append(CheckedCell(cell, raises, skipped, tolerance, problem))
+            found.append(CheckedCell(cell, skip_reason(cell), tolerance, problem))
     return found
 
 

@@ -48,7 +48,7 @@ class OutputChecking:
 
     strict: bool  # every cell not marked to be ignored, as `--nbval`; else marked ones only
     cleaning: Cleaning = dataclasses.field(default_factory=Cleaning)
-    image_tolerance: float | None = None  # None: `images.DEFAULT_TOLERANCE`; inf: size only
+    image_tolerance: float | None = None  # None: the default; inf: size only; IMAGES_OFF: none
 
 
 OUTPUT_CHECKING = pytest.StashKey[OutputChecking]()
