@@ -240,13 +240,20 @@ class SavedCell:
     outputs: tuple[dict[str, Any], ...]  # nbformat's shapes, multi-line strings joined
 
 
-def saved_outputs(data: bytes, path: Path) -> dict[int, SavedCell]:
-    """Each code cell's saved outputs, by cell index, from a `.ipynb` file's *data*.
-
-    Strings saved as lists of lines are joined, as nbformat joins them when
-    it reads a notebook, so that outputs compare as a kernel made them.
-    """
+def notebook_with_outputs(data: bytes, path: Path) -> tuple[Notebook, dict[int, SavedCell]]:
+    """A `.ipynb` file's notebook and its code cells' saved outputs, its JSON parsed once."""
     obj = _json_of(data, path)
+    return parse_notebook(obj, path), _outputs_of(obj, path)
+
+
+def saved_outputs(data: bytes, path: Path) -> dict[int, SavedCell]:
+    """Each code cell's saved outputs, by cell index, from a `.ipynb` file's *data*."""
+    return _outputs_of(_json_of(data, path), path)
+
+
+def _outputs_of(obj: dict[str, Any], path: Path) -> dict[int, SavedCell]:
+    """Strings saved as lists of lines are joined, as nbformat joins them when it reads a
+    notebook, so that outputs compare as a kernel made them."""
     major = obj.get("nbformat")
     if isinstance(major, int) and major < 4:
         obj = _upgrade(obj, path, major)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.once import registered
 from ntdd.plugin.output_checks import checked_cell
 from ntdd.plugin.report_hooks import cell_of_test
 from ntdd.runtime.cell_log import CELL_LOG, CellLog
@@ -61,8 +62,4 @@ def _read_digest(item: pytest.Item, notebook: Path) -> str | None:
 
 def cell_records(config: pytest.Config) -> CellRecords:
     """The one `CellRecords` of the run, registered by the first plugin that needs it."""
-    found = config.pluginmanager.get_plugin("ntdd-cell-records")
-    if found is None:
-        found = CellRecords(config)
-        config.pluginmanager.register(found, "ntdd-cell-records")
-    return found
+    return registered(config, "ntdd-cell-records", CellRecords)

@@ -26,7 +26,12 @@ from typing import Any, NoReturn
 import pytest
 
 from ntdd.errors import NtddError, SetupError
-from ntdd.notebook.read import SavedCell, notebook_of_bytes, read_bytes, saved_outputs
+from ntdd.notebook.read import (
+    SavedCell,
+    notebook_with_outputs,
+    read_bytes,
+    saved_outputs,
+)
 from ntdd.outputs.cleaning import (
     DEFAULT_DIGITS,
     Cleaning,
@@ -35,6 +40,7 @@ from ntdd.outputs.cleaning import (
 )
 from ntdd.outputs.compare import IMAGES_OFF, Comparison, compare_outputs
 from ntdd.outputs.rules import CheckedCell, checked_cells
+from ntdd.plugin.once import registered
 from ntdd.runtime.cell_log import CellRun, settled
 
 OUTPUTS = "--ntdd-outputs"
@@ -129,9 +135,8 @@ def check_items(module: pytest.Module, notebook: Path) -> list[OutputCheck]:
     if checking is None or notebook.suffix != ".ipynb":
         return []  # a text notebook holds no outputs
     try:
-        data = read_bytes(notebook)
-        cells = notebook_of_bytes(data, notebook).cells
-        saved = saved_outputs(data, notebook)
+        read, saved = notebook_with_outputs(read_bytes(notebook), notebook)
+        cells = read.cells
         stale = frozenset(i for i, c in saved.items() if c.execution_count is None and c.outputs)
         checked = checked_cells(cells, checking.strict, stale)
     except NtddError as e:
@@ -216,11 +221,15 @@ class OutputRecords:
                 self._left[item.notebook] = self._left.get(item.notebook, 0) + 1
 
     def pytest_runtest_teardown(self, item: pytest.Item) -> None:
-        """After a notebook's last check, its saved outputs go."""
+        """After a notebook's last check, its saved outputs and its records go."""
         if isinstance(item, OutputCheck):
             self._left[item.notebook] = self._left.get(item.notebook, 1) - 1
             if self._left[item.notebook] <= 0:
                 self._saved.pop(item.notebook, None)
+                runtime = getattr(item.module, "__ntdd__", None)
+                ran = str(runtime.cells.notebook) if runtime is not None else None
+                for key in [key for key in self.runs if key[0] == ran]:
+                    del self.runs[key]
 
     def saved(self, notebook: Path) -> dict[int, SavedCell]:
         found = self._saved.get(notebook)
@@ -243,11 +252,8 @@ class OutputRecords:
 
 
 def output_records(config: pytest.Config) -> OutputRecords:
-    found = config.pluginmanager.get_plugin("ntdd-output-records")
-    if found is None:
-        found = OutputRecords(config)
-        config.pluginmanager.register(found, "ntdd-output-records")
-    return found
+    """The one `OutputRecords` of the run."""
+    return registered(config, "ntdd-output-records", OutputRecords)
 
 
 def output_checking(config: pytest.Config, table: dict[str, Any], where: str) -> OutputChecking:
