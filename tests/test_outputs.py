@@ -14,13 +14,15 @@ from output_oracle import png_size
 
 from ntdd.runtime.cell_outputs import STREAM_CAP, Outputs, collapsed
 
-# A conftest that writes what the report gets per cell (`report.ntdd_cells`) to a file.
+# A conftest that writes the cells each report's record holds (`record_of(report).cells`).
 DUMP = """
 import json
+from ntdd.plugin.record import record_of
 def pytest_runtest_logreport(report):
-    for cell in getattr(report, "ntdd_cells", ()):
+    record = record_of(report)
+    for cell in record.cells if record is not None else ():
         with open("cells.jsonl", "a", encoding="utf-8") as f:
-            f.write(json.dumps(cell) + "\\n")
+            f.write(json.dumps(cell.as_dict()) + "\\n")
 """
 
 

@@ -419,6 +419,33 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return auto_workers(config)
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from ntdd.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
+    """A report's `TestRecord` crosses xdist's execnet (and report logs) as plain data."""
+    data = yield
+    if isinstance(data, dict) and "ntdd" in data:
+        from ntdd.plugin.record import serialised
+
+        return serialised(data)
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Any:
+    report = yield
+    if isinstance(data, dict) and "ntdd" in data:
+        from ntdd.plugin.record import deserialised
+
+        deserialised(report)
+    return report
+
+
 def _generated(item: pytest.Item) -> bool:
     return getattr(getattr(item, "module", None), "__ntdd__", None) is not None
 

@@ -9,9 +9,9 @@ they compare, are nbval's rules (`ntdd.outputs`); a difference fails the
 item with a diff at the cell's line, and a figure that differs carries the
 two images to the HTML report.
 
-The recorded outputs reach the items through the reports (`cell_records`),
+The recorded outputs reach the items through the run's ledger (`ledger`),
 in the process that runs the notebook; the saved ones are read from the
-file once per notebook and let go after its last check.
+file once per notebook, and both are let go after its last check.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from ntdd.outputs.cleaning import (
 )
 from ntdd.outputs.compare import IMAGES_OFF, Comparison, compare_outputs
 from ntdd.outputs.rules import CheckedCell, checked_cells
+from ntdd.plugin.ledger import ledger
 from ntdd.plugin.once import registered
-from ntdd.runtime.cell_log import CellRun, settled
 
 OUTPUTS = "--ntdd-outputs"
 OUTPUTS_LAX = "--ntdd-outputs-lax"
@@ -161,11 +161,6 @@ def _compared_in_runtest() -> None:
     """outputs as saved in the notebook"""  # `-v`'s description; `runtest` compares them
 
 
-def checked_cell(item: pytest.Item) -> int | None:
-    """The cell whose outputs *item* checks, for the reports; None for any other item."""
-    return item.checked.cell.index if isinstance(item, OutputCheck) else None
-
-
 def figures_of(item: pytest.Item) -> list[dict[str, str]]:
     """A failed check's figures that differ: saved, fresh and their difference, as base64 PNGs."""
     comparison = item.stash.get(_FIGURES, None)
@@ -185,35 +180,24 @@ def figures_of(item: pytest.Item) -> list[dict[str, str]]:
 
 
 class OutputRecords:
-    """The run's latest record of each cell, and the notebooks' saved outputs."""
+    """The notebooks' saved outputs, and each check's part of its record; the fresh
+    outputs are the run's ledger's (`ledger`)."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from ntdd.plugin.cell_records import cell_records  # which names this module's items
-
-        cell_records(config)  # the run records cells: the reports carry them here
-        self.runs: dict[tuple[str, str], dict[int, CellRun]] = {}  # (notebook, device)
+        self.ledger = ledger(config, checks=True)  # the run records cells, the ledger has them
         self._saved: dict[Path, dict[int, SavedCell]] = {}
         self._left: dict[Path, int] = {}  # checks still to run, per notebook
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """The cells a phase ran, from its report; not on xdist's controller, where the
-        reports come from workers (`report.node`) and no check runs."""
-        notebook = getattr(report, "ntdd_notebook", None)
-        if notebook is None or getattr(report, "node", None) is not None:
-            return
-        for data in getattr(report, "ntdd_cells", ()):
-            run = CellRun(**data)
-            self.runs.setdefault((notebook, run.device), {})[run.index] = run
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        """A check's report says so, and carries its figures that differ to the report."""
-        report = yield
-        if isinstance(item, OutputCheck):
-            report.ntdd_checks_outputs = True
-            if report.failed and call.when == "call":
-                report.ntdd_figures = figures_of(item)
-        return report
+    def pytest_ntdd_record(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> dict[str, Any] | None:
+        """A check's record says so, names its cell, and carries its figures that differ."""
+        if not isinstance(item, OutputCheck):
+            return None
+        fields: dict[str, Any] = {"checks_outputs": True, "cell": item.checked.cell.index}
+        if report.failed and call.when == "call":
+            fields["figures"] = tuple(figures_of(item))
+        return fields
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
@@ -227,9 +211,8 @@ class OutputRecords:
             if self._left[item.notebook] <= 0:
                 self._saved.pop(item.notebook, None)
                 runtime = getattr(item.module, "__ntdd__", None)
-                ran = str(runtime.cells.notebook) if runtime is not None else None
-                for key in [key for key in self.runs if key[0] == ran]:
-                    del self.runs[key]
+                if runtime is not None:
+                    self.ledger.release(str(runtime.cells.notebook))
 
     def saved(self, notebook: Path) -> dict[int, SavedCell]:
         found = self._saved.get(notebook)
@@ -244,10 +227,10 @@ class OutputRecords:
     def fresh(self, notebook: str, device: str, index: int) -> list[dict[str, Any]] | None:
         """The cell's outputs as the run left them (a later cell's `update_display` applied);
         None when the run did not run it."""
-        runs = self.runs.get((notebook, device), {})
-        if index not in runs:
+        ran = self.ledger.run_of(notebook)
+        run = ran.cells(device).get(index) if ran is not None else None
+        if run is None:
             return None
-        run = next(r for r in settled([runs[i] for i in sorted(runs)]) if r.index == index)
         return [] if run.test == "functions" else run.outputs  # defining tests shows nothing
 
 

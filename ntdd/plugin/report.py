@@ -1,18 +1,19 @@
 """`--ntdd-report FILE.html`: the run as the notebooks, with each test's verdict at its cell.
 
-Where tests run (a worker under `-n`, or the one process), each report gets
-what only that process knows, as plain attributes that xdist carries to the
-controller: the notebook, the device, the notebook's part of a failure's
-traceback, and the setup cells run in that phase (`ntdd.runtime.cell_log`).
-The controller gathers them and, at the end, writes the page
-(`report_html`). Under `--ntdd-shard` each shard's run writes its own.
+Where tests run (a worker under `-n`, or the one process), each report's
+record (`record`) gets what only that process knows of a failure: the
+notebook's part of its traceback, the setup cell that raised. Where the
+reports come together, the page takes each test's verdict from its report
+and record, and each notebook's cells from the run's ledger (`ledger`);
+at the end it writes the page (`report_html`). Under `--ntdd-shard` each
+shard's run writes its own.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ import pytest
 
 from ntdd.errors import SetupError
 from ntdd.plugin import results_files
-from ntdd.plugin.cell_records import cell_records
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.ledger import ledger
+from ntdd.plugin.record import TestRecord, record_of
 from ntdd.plugin.report_hooks import WHERE_NOTE
 from ntdd.plugin.report_pins import pinned_cells
 from ntdd.plugin.report_values import (
@@ -44,6 +46,7 @@ class ReportWriter:
 
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config = config
+        self.ledger = ledger(config, keep=True)
         self.path = path
         self.order: dict[str, int] = {}  # node ids in collection order
         self.notebooks: dict[str, NotebookResults] = {}
@@ -56,21 +59,17 @@ class ReportWriter:
 
     # -- where the tests run -------------------------------------------------
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-        """What only the process that ran the test knows of its failure (the notebook, the
-        device and the cells it ran go on the report by `CellRecords`)."""
-        report = yield
+    def pytest_ntdd_record(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> dict[str, Any] | None:
+        """What only the process that ran the test knows of its failure, for the page."""
         runtime = _runtime(item)
-        if runtime is None:
-            return report
         error = call.excinfo.value if call.excinfo is not None else None
+        if runtime is None or error is None:
+            return None
         if isinstance(error, SetupError):  # its cell shows the traceback
-            report.ntdd_message = str(error)
-            report.ntdd_setup_cell = asdict(SetupCellError.of(error))
-        elif error is not None:
-            report.ntdd_traceback = notebook_traceback(error, runtime.cells.place_of, _where_note)
-        return report
+            return {"message": str(error), "setup_cell": SetupCellError.of(error)}
+        return {"traceback": notebook_traceback(error, runtime.cells.place_of, _where_note)}
 
     # -- where the results come together ---------------------------------------
 
@@ -91,23 +90,21 @@ class ReportWriter:
         self.counts["deselected"] += len(items)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        notebook = getattr(report, "ntdd_notebook", None)
-        if notebook is None:
+        record = record_of(report)
+        if record is None or not record.notebook:
             self._other(report)
             return
-        results = self.notebooks.setdefault(notebook, NotebookResults(Path(notebook)))
-        self.first_seen.setdefault(notebook, report.nodeid)
-        runs = [_capped(CellRun(**run)) for run in getattr(report, "ntdd_cells", ())]
-        results.cells += runs
+        results = self.notebooks.setdefault(record.notebook, NotebookResults(Path(record.notebook)))
+        self.first_seen.setdefault(record.notebook, report.nodeid)
         ran = self.ran.setdefault(report.nodeid, [])
-        ran += [run.index for run in runs if not run.test]
+        ran += [run.index for run in record.cells if not run.test]
         if report.when == "teardown":
             del self.ran[report.nodeid]
         outcome = category_of(self.config, report)
         if not outcome:
             return
         self.counts[outcome] += 1
-        results.tests.append(_result(report, outcome, ran))
+        results.tests.append(_result(report, record, outcome, ran))
 
     def _other(self, report: pytest.TestReport) -> None:
         """Another plugin's failure (nbval's cell, a plain test): listed with ntdd's."""
@@ -146,6 +143,13 @@ class ReportWriter:
         ordered = [self.notebooks[n] for n in sorted(self.notebooks, key=place)]
         settings = settings_of(self.config)
         for notebook in ordered:
+            run = self.ledger.run_of(str(notebook.path))
+            devices = run.devices() if run is not None else []
+            notebook.cells = (
+                [_capped(cell) for device in devices for cell in run.cells(device).values()]
+                if run is not None
+                else []
+            )
             values = settings.parameters.for_notebook(notebook.path)
             notebook.pinned = pinned_cells(notebook.path, values) if values else {}
         tests = [test for notebook in ordered for test in notebook.tests]
@@ -169,7 +173,6 @@ def report_writer(config: pytest.Config, path: str) -> ReportWriter:
             f"ntdd: --ntdd-report {path}: the report is rendered with nbconvert, which is not "
             "installed; install it with: pip install 'ntdd[nbconvert]'"
         ) from e
-    cell_records(config)
     return ReportWriter(config, config.invocation_params.dir / path)
 
 
@@ -183,35 +186,35 @@ def _where_note(note: str) -> bool:
     return note.startswith(WHERE_NOTE)
 
 
-def _result(report: pytest.TestReport, outcome: str, ran: list[int]) -> TestResult:
-    cell = getattr(report, "ntdd_cell", None)
+def _result(
+    report: pytest.TestReport, record: TestRecord, outcome: str, ran: list[int]
+) -> TestResult:
     problem = outcome not in ("passed", "xpassed")
-    setup_cell = getattr(report, "ntdd_setup_cell", None)
     return TestResult(
         nodeid=report.nodeid,
         outcome=outcome,
-        device=getattr(report, "ntdd_device", ""),
-        cell=cell if isinstance(cell, int) else None,
-        message=_reason(report) if problem else "",
-        traceback=getattr(report, "ntdd_traceback", "") if outcome in ("failed", "error") else "",
+        device=record.device,
+        cell=record.cell,
+        message=_reason(report, record) if problem else "",
+        traceback=record.traceback if outcome in ("failed", "error") else "",
         stdout=_cap(_section(report, "stdout")),
         stderr=_cap(_section(report, "stderr")),
         seconds=report.duration if report.when == "call" else 0.0,
         ran=tuple(dict.fromkeys(ran)),
-        setup_cell=SetupCellError(**setup_cell) if setup_cell else None,
-        checks_outputs=getattr(report, "ntdd_checks_outputs", False),
-        figures=tuple(getattr(report, "ntdd_figures", ())),
+        setup_cell=record.setup_cell,
+        checks_outputs=record.checks_outputs,
+        figures=record.figures,
     )
 
 
-def _reason(report: pytest.TestReport) -> str:
+def _reason(report: pytest.TestReport, record: TestRecord) -> str:
     """Why a test did not pass: the error, a skip's reason, an xfail's reason."""
     if hasattr(report, "wasxfail"):
         reason = f" ({report.wasxfail})" if report.wasxfail else ""
         return f"expected to fail{reason}: {message_of(report)}"
     if report.skipped and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")
-    return getattr(report, "ntdd_message", "") or message_of(report)
+    return record.message or message_of(report)
 
 
 def _section(report: pytest.TestReport, stream: str) -> str:

@@ -23,6 +23,9 @@ from ntdd.plugin import beside_nbval, places
 from ntdd.plugin.failures import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.places import failing_line
+from ntdd.plugin.record import made, record_of
+from ntdd.runtime import timeout
+from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
@@ -30,16 +33,18 @@ WHERE_NOTE = "in notebook "  # a failure's note: its place, where the frames are
 
 
 class ReportHooks:
-    """Points a notebook test's report at its cell and at its notebook's line."""
+    """Points a notebook test's report at its cell and at its notebook's line, and puts
+    ntdd's one record on it (`record`): the run's one `pytest_runtest_makereport` wrapper."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self._annotated: set[object] = set()  # GitHub annotations written, once each
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        timeout.phase_ended()  # the phase is over: its deadline goes no further (tryfirst)
         runtime = runtime_of(item)
         ours = runtime if runtime is not None and runtime.points_at_cells else None
         where = cell_of_test(item)
@@ -69,22 +74,32 @@ class ReportHooks:
             _not_expected(report)
         if report.failed and ours is not None and call.excinfo is not None:
             report.longrepr = notebook_failure(item, ours, call.excinfo) or report.longrepr
+        values: dict[str, Any] = {}
+        if ours is not None:
+            values["notebook"] = str(ours.cells.notebook)
+            values["device"] = device_under_test(item) or ""
+            values["cell"] = where.index if where is not None else None
         if where is not None or ours is not None:  # the end test too
-            report.ntdd_description = _description(item, where)  # type: ignore[attr-defined]
+            values["description"] = _description(item, where)
         if report.failed and ours is not None and ours.cells.file_lines:
             line = failing_line(ours, call.excinfo.value) if call.excinfo else None
             places.point_at_notebook(report, ours, line)
             # A failure at its line; a setup cell's once, for the test that ran the cell.
             error = call.excinfo.value if call.excinfo else None
             below = isinstance(error, SetupError) and error.__cause__ is None
-            report.ntdd_annotate = not below  # type: ignore[attr-defined]
+            values["annotate"] = not below
+        for contributed in item.ihook.pytest_ntdd_record(item=item, call=call, report=report):
+            values.update(contributed or {})
+        if values:
+            made(report, values)
         if call.excinfo is not None and runtime is not None:
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """On GitHub Actions, a notebook test's failure is annotated at the notebook's line."""
-        if not (getattr(report, "ntdd_annotate", False) and places.annotates(self.config)):
+        record = record_of(report)
+        if not (record is not None and record.annotate and places.annotates(self.config)):
             return
         key = (report.location[:2], str(getattr(report.longrepr, "reprcrash", "")))
         if key not in self._annotated:  # a setup cell's failure errors every test below it
@@ -98,9 +113,10 @@ class ReportHooks:
         result = yield
         # Only the live `-v` line shows the description: the first ask for a
         # report's status comes from it, the later ones from the summaries.
-        description = getattr(report, "ntdd_description", "")
-        if description:
-            report.ntdd_description = ""  # type: ignore[attr-defined]
+        record = record_of(report)
+        description = record.description if record is not None else ""
+        if record is not None and description:
+            made(report, {**vars(record), "description": ""})
         if not (description and config.get_verbosity() > 0 and isinstance(result, tuple)):
             return result
         category, letter, word = result

@@ -22,7 +22,7 @@ from ntdd.pipeline.templates import template_dir
 from ntdd.plugin.report_markdown import clean_markdown_html, clean_output_html
 from ntdd.plugin.report_places import failure_list, place_tests
 from ntdd.plugin.report_values import NotebookResults, RunResults, TestResult
-from ntdd.runtime.cell_log import CellRun, settled
+from ntdd.runtime.cell_log import CellRun
 
 # pytest's summary line: its order of words, and its colours.
 ORDER = ("failed", "passed", "skipped", "deselected", "xfailed", "xpassed", "error")
@@ -227,15 +227,10 @@ def _test(test: TestResult) -> dict[str, Any]:
 
 
 def _runs_by_cell(runs: Iterable[CellRun]) -> dict[int, list[CellRun]]:
-    """Each cell's runs, the first device's first; each device's with the display updates
-    of the cells below it applied."""
-    by_device: dict[str, list[CellRun]] = {}
-    for run in runs:
-        by_device.setdefault(run.device, []).append(run)
+    """Each cell's runs, one a device (settled by the ledger), the first device's first."""
     found: dict[int, list[CellRun]] = {}
-    for device_runs in by_device.values():
-        for run in settled(device_runs):
-            found.setdefault(run.index, []).append(run)
+    for run in runs:
+        found.setdefault(run.index, []).append(run)
     return found
 
 

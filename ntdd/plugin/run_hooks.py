@@ -21,7 +21,7 @@ import pytest
 from ntdd.plugin import beside_nbval
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.overrun import overrun_of
-from ntdd.runtime import containment, timeout, wakeup
+from ntdd.runtime import containment, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.settings import Settings, counts_of
 from ntdd.runtime.timeout import Deadline
@@ -152,13 +152,6 @@ class RunHooks:
     @pytest.hookimpl(tryfirst=True, optionalhook=True)
     def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
         return True if notebook_module(item) is not None else None
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_makereport(self) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """The phase is over: its deadline goes no further, before any report is made
-        (tryfirst: outside ntdd's report wrapper, whatever the registration order)."""
-        timeout.phase_ended()  # a deadline its phase left armed goes no further
-        return (yield)
 
 
 class AwaitsOnTheLoop:

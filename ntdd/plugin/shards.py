@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from ntdd.plugin.balance import (
     weigh,
     workers_that_pay,
 )
+from ntdd.plugin.record import record_of
 
 # What a worker tells the xdist controller, in its `workeroutput`: the controller
 # collects nothing itself, yet reports on the shard and sets the exit status.
@@ -139,20 +139,16 @@ class DurationsRecorder:
         if path.exists():
             load_durations(path, where)  # refuse now, not after the run, to merge into junk
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        """Name the unit on the report: under xdist it travels to the controller with it."""
-        report = yield
-        report.ntdd_unit = _unit(item.path, self.config.rootpath)  # type: ignore[attr-defined]
-        return report
+    def pytest_ntdd_record(self, item: pytest.Item) -> dict[str, Any]:
+        """Name the unit on the record: under xdist it travels to the controller with it."""
+        return {"unit": _unit(item.path, self.config.rootpath)}
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        unit = getattr(report, "ntdd_unit", None)
+        record = record_of(report)
+        unit = record.unit if record is not None else None
         seconds = report.duration
         if str(report.when) == "???":  # pytest-xdist's report of a test whose worker died
             unit = _unit(self.config.rootpath / report.nodeid.split("::")[0], self.config.rootpath)

@@ -4,7 +4,7 @@ Each notebook test runs inside the session's `SmokeRun` (its DataLoader cap
 and the notes of what was cut); tests marked `@full_run` are skipped with
 that reason. The header says the caps; the terminal's summary and the HTML
 report say what was capped, at which cell and line. Under `-n` the notes
-travel from the workers on each report (`ntdd_smoke`), as the report's own do.
+travel from the workers on each report's record (`record`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import pytest
 
 from ntdd.config import Smoke
 from ntdd.plugin.items import runtime_of
+from ntdd.plugin.record import record_of
 from ntdd.runtime.smoke_run import SmokeRun
 
 FULL_RUN = "full_run"
@@ -100,18 +101,15 @@ class SmokeHooks:
         if _needs_the_full_run(item) and not marked:
             pytest.skip(NEEDS_THE_FULL_RUN)
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtest_makereport(
-        self, item: pytest.Item, call: pytest.CallInfo[None]
-    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-        report = yield
+    def pytest_ntdd_record(
+        self, item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport
+    ) -> dict[str, Any] | None:
         taken = self.run.take()
-        if taken:
-            report.ntdd_smoke = taken  # type: ignore[attr-defined]
-        return report
+        return {"smoke": tuple((where, what) for where, what in taken)} if taken else None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for where, what in getattr(report, "ntdd_smoke", ()):
+        record = record_of(report)
+        for where, what in record.smoke if record is not None else ():
             self.notes.counts[(where, what)] += 1
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

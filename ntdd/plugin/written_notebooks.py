@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,76 +30,36 @@ from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
 from ntdd.plugin import results_files
-from ntdd.plugin.cell_records import cell_records
-from ntdd.runtime.cell_log import CellRun, settled
+from ntdd.plugin.ledger import NotebookRun, ledger
 
 OPTION = "--ntdd-write-notebooks"
 
 
-@dataclass
-class NotebookRun:
-    """What the reports said of one notebook's run."""
-
-    path: Path
-    runs: dict[str, dict[int, CellRun]] = field(default_factory=dict)  # device: cell: run
-    cells_run: list[int] = field(default_factory=list)  # the cells a complete run runs
-    read_digest: str | None = None  # of the bytes the run was collected from
-    problem: str = ""  # the first reason the run did not complete
-
-    def add(self, report: pytest.TestReport) -> None:
-        for run in (CellRun(**data) for data in getattr(report, "ntdd_cells", ())):
-            self.runs.setdefault(run.device, {}).setdefault(run.index, run)
-        self.cells_run = getattr(report, "ntdd_runs_cells", None) or self.cells_run
-        self.read_digest = getattr(report, "ntdd_read_digest", None) or self.read_digest
-        checks = getattr(report, "ntdd_checks_outputs", False)  # a difference is no failed run
-        if not self.problem and not checks and (report.failed or hasattr(report, "wasxfail")):
-            test = report.nodeid.rsplit("::", 1)[-1]
-            self.problem = f"{test} {'failed' if report.when == 'call' else 'errored'}"
-
-    def ran(self) -> dict[int, CellRun]:
-        """The cells of the device run that ran the most of them (the first device on a tie)."""
-        return max(self.runs.values(), key=len, default={})
-
-    def incomplete(self) -> str:
-        """Why the run does not stand for a Run All to the end; "" when it does."""
-        if self.problem:
-            return self.problem
-        missing = [index for index in self.cells_run if index not in self.ran()]
-        if missing:
-            return f"cell{'s' * (len(missing) > 1)} {_listed(missing)} did not run"
-        return ""
-
-    def as_written(self) -> dict[int, RanCell]:
-        """The cells' outputs and execution counts, counted in notebook order as Run All
-        counts them; a cell of test functions defines them, which shows nothing."""
-        runs = settled([run for _, run in sorted(self.ran().items())])
-        return {
-            run.index: ([] if run.test == "functions" else run.outputs, count)
-            for count, run in enumerate(runs, start=1)
-        }
+def as_written(run: NotebookRun) -> dict[int, RanCell]:
+    """The cells' outputs and execution counts, counted in notebook order as Run All
+    counts them; a cell of test functions defines them, which shows nothing."""
+    runs = [run for _, run in sorted(run.ran().items())]
+    return {
+        run.index: ([] if run.test == "functions" else run.outputs, count)
+        for count, run in enumerate(runs, start=1)
+    }
 
 
 class NotebookWriter:
     """Gathers each notebook's cells from the reports, and writes the notebooks at the end."""
 
     def __init__(self, config: pytest.Config, folder: Path | None, incomplete: bool) -> None:
-        cell_records(config)
+        self.ledger = ledger(config, keep=True)
         self.config = config
         self.folder = folder  # None: in place
         self.incomplete = incomplete
-        self.notebooks: dict[str, NotebookRun] = {}
         self.written: list[Path] = []
         self.left: list[tuple[Path, str]] = []  # not written, and why
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        notebook = getattr(report, "ntdd_notebook", None)
-        if notebook is not None:
-            self.notebooks.setdefault(notebook, NotebookRun(Path(notebook))).add(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the notebooks
-        for run in self.notebooks.values():
+        for run in self.ledger.notebooks.values():
             target = self._target(run.path)
             why = run.incomplete()
             if run.path.suffix != ".ipynb":
@@ -150,7 +109,7 @@ class NotebookWriter:
         if run.read_digest is not None and hashlib.sha256(data).hexdigest() != run.read_digest:
             raise NtddError(f"{path}: changed since the run read it; not written")
         if target == path:
-            write_atomic(target, with_outputs(path, run.as_written(), data), was=data)
+            write_atomic(target, with_outputs(path, as_written(run), data), was=data)
             return
         if target.resolve() == path.resolve():
             raise NtddError(f"{path}: {OPTION} would write over it; --ntdd-overwrite does that")
@@ -159,7 +118,7 @@ class NotebookWriter:
         if was is not None and _written_from(was) != key:
             raise NtddError(f"{target}: not a copy ntdd wrote of {key}; not overwritten")
         marker = {"written_from": key}  # what a later run's copy, or its removal, goes by
-        write_atomic(target, with_outputs(path, run.as_written(), data, marker), was=was)
+        write_atomic(target, with_outputs(path, as_written(run), data, marker), was=was)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         where = "in place" if self.folder is None else f"to {self._shown(self.folder)}"
@@ -209,7 +168,3 @@ def _written_from(data: bytes) -> str | None:
     except (ValueError, TypeError, KeyError):
         return None
     return marker if isinstance(marker, str) else None
-
-
-def _listed(numbers: list[int]) -> str:
-    return ", ".join(map(str, numbers[:-1])) + " and " * (len(numbers) > 1) + str(numbers[-1])

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 import pytest
 
 from ntdd.runtime import cell_outputs
+from ntdd.runtime.json_safe import json_safe, outputs_safe, text_safe
 
 
 @dataclass(frozen=True)
@@ -46,10 +47,15 @@ class CellRun:
     test: str = ""  # a test cell's kind ("statements", "functions"); "" for a setup cell
     displays: dict[str, list[int]] = field(default_factory=dict)  # display_id: its outputs
     updates: list[dict[str, Any]] = field(default_factory=list)  # `update_display`s it made
+    notes: list[str] = field(default_factory=list)  # outputs with no JSON form, shown by repr
 
     def as_dict(self) -> dict[str, Any]:
-        """A plain dict: report attributes must survive xdist's serialisation."""
+        """Plain JSON data (its outputs were made JSON-safe where they were recorded)."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CellRun:
+        return cls(**data)
 
 
 @dataclass
@@ -156,21 +162,22 @@ def recorded(
             sys.stdout = out._stream
         if sys.stderr is err:
             sys.stderr = err._stream
-        stdout, stderr = out.copy(), err.copy()
+        notes: list[str] = []  # made JSON-safe here, as a kernel sends them: see `json_safe`
         run = CellRun(
             index,
             cell_id,
             device,
             seconds,
-            stdout,
-            stderr,
-            error,
-            message,
-            outputs=outputs.as_list(),
+            text_safe(out.copy()),
+            text_safe(err.copy()),
+            text_safe(error),
+            text_safe(message),
+            outputs=outputs_safe(outputs.as_list(), notes),
             progress=outputs.progress(),
             test=test,
             displays=outputs.displays(),
-            updates=outputs.updates,
+            updates=json_safe(outputs.updates, notes),
+            notes=notes,
         )
         log.runs.append(run)
 

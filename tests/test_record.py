@@ -1,0 +1,120 @@
+"""One declared record per report: outputs made JSON-safe where they are recorded, so that a
+notebook with unusual outputs keeps its verdict under xdist, the report and write-back."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from typing import Any
+
+import nbformat
+import numpy as np
+import pytest
+from conftest import run
+
+from ntdd.plugin.record import TestRecord
+from ntdd.runtime.cell_log import CellRun
+from ntdd.runtime.json_safe import json_safe, outputs_safe, text_safe
+
+# What a kernel shows without complaint: a file name Python could not decode, numpy's
+# scalars in a JSON display, NaN, bytes and dates in a display's data.
+UNUSUAL = (
+    "import numpy as np\nfrom IPython.display import JSON, display\n"
+    "print('caf\\udce9.csv')\n"
+    "display(JSON({'acc': np.float64(0.91), 'n': np.int64(3), 'w': np.arange(3)}))\n"
+    "display({'application/json': {'loss': float('nan'), 'day': __import__('datetime').date"
+    "(2026, 1, 2)}}, raw=True)"
+)
+FAILING = "# TEST: fails\nassert 1 == 2"
+PASSING = "# TEST: passes\nassert np.float32(0.5) == 0.5"
+
+
+def test_numpy_values_become_the_numbers_a_kernel_sends() -> None:
+    notes: list[str] = []
+    value = {"acc": np.float64(0.91), "n": np.int64(3), "w": np.arange(3), "f": np.float32(0.5)}
+    safe = json_safe(value, notes)
+    assert safe == {"acc": 0.91, "n": 3, "w": [0, 1, 2], "f": 0.5}
+    assert [type(v) for v in safe.values()] == [float, int, list, float]
+    assert notes == []
+
+
+def test_bytes_dates_nan_and_keys_are_cleaned_as_jupyter_client_cleans_them() -> None:
+    safe = json_safe(
+        {"b": b"xy", "d": datetime.date(2026, 1, 2), "nan": math.nan, 1: "one"}, notes=[]
+    )
+    assert safe == {"b": "eHk=", "d": "2026-01-02", "nan": "nan", "1": "one"}
+
+
+def test_an_object_with_no_json_form_is_shown_by_its_repr_with_a_note() -> None:
+    class Odd:
+        def __repr__(self) -> str:
+            return "Odd()"
+
+    notes: list[str] = []
+    assert json_safe({"x": Odd()}, notes) == {"x": "Odd()"}
+    assert notes == ["Odd has no JSON form: shown as Odd()"]
+    shown = {"output_type": "display_data", "data": {"application/json": Odd()}, "metadata": {}}
+    [output] = outputs_safe([shown], notes=[])
+    assert output["data"] == {"application/json": "Odd()"}
+    assert output["metadata"] == {"ntdd": {"notes": ["Odd has no JSON form: shown as Odd()"]}}
+
+
+def test_lone_surrogates_read_back_as_a_notebook_reads_a_kernels_text() -> None:
+    assert text_safe("caf\udce9.csv") == "caf\ufffd.csv"
+    assert text_safe("\ud800 and é") == "\ufffd and é"
+    assert json_safe({"text": "caf\udce9"}, []) == {"text": "caf\ufffd"}
+    plain = "plain text, é"
+    assert text_safe(plain) is plain
+
+
+def test_a_record_round_trips_through_plain_json() -> None:
+    run = CellRun(1, "a1", "cpu", 0.1, "out", "", outputs=[{"output_type": "stream"}])
+    record = TestRecord(
+        notebook="nb.ipynb", device="cpu", cell=2, cells=(run,), smoke=(("a", "b"),)
+    )
+    data = json.loads(json.dumps(record.to_data()))
+    assert TestRecord.from_data(data) == record
+
+
+def _notebook(path: Any, *sources: str) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nbformat.write(nb, str(path))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [["--ntdd-report", "report.html"], ["--ntdd-write-notebooks", "out"]],
+    ids=["report", "write-notebooks"],
+)
+def test_unusual_outputs_keep_a_failing_verdict_under_xdist(
+    pytester: pytest.Pytester, options: list[str]
+) -> None:
+    """The outputs cross execnet as plain data: the failing test is counted, no
+    INTERNALERROR, and the run is red (it was green, with the test gone)."""
+    _notebook(pytester.path / "nb.ipynb", UNUSUAL, FAILING)
+    result = run(
+        pytester, "--ntdd", "-n", "2", *options, "nb.ipynb", plugins=["xdist"], subprocess=True
+    )
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_unusual_outputs_are_written_back_as_a_kernel_would_save_them(
+    pytester: pytest.Pytester,
+) -> None:
+    """Serially the writer meets them at the session's end: the clean notebook is written
+    (it crashed the writer, leaving every notebook unwritten), the failing one is not."""
+    _notebook(pytester.path / "clean.ipynb", UNUSUAL, PASSING)
+    _notebook(pytester.path / "red.ipynb", UNUSUAL, FAILING)
+    result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "out", ".", subprocess=True)
+    result.assert_outcomes(passed=1, failed=1)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    written = nbformat.read(str(pytester.path / "out" / "clean.ipynb"), as_version=4)
+    nbformat.validate(written)
+    outputs = written.cells[0].outputs
+    assert outputs[0]["text"] == "caf\ufffd.csv\n"
+    assert outputs[1]["data"]["application/json"] == {"acc": 0.91, "n": 3, "w": [0, 1, 2]}
+    assert outputs[2]["data"]["application/json"] == {"loss": "nan", "day": "2026-01-02"}
+    assert not (pytester.path / "out" / "red.ipynb").exists()
