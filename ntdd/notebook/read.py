@@ -96,14 +96,19 @@ def read_bytes(path: Path) -> bytes:
     """A notebook file's bytes, or a `NotebookReadError` saying why it cannot be read."""
     try:
         return path.read_bytes()
-    except IsADirectoryError as e:
-        raise NotebookReadError(f"{path}: is a directory, not a notebook") from e
     except OSError as e:
-        lost = dangling_link(path)
-        if lost is not None:
-            raise NotebookReadError(lost) from e
-        reason = e.strerror or type(e).__name__
-        raise NotebookReadError(f"{path}: cannot be read: {reason.lower()}") from e
+        raise NotebookReadError(unreadable(path, e)) from e
+
+
+def unreadable(path: Path, error: OSError) -> str:
+    """Why the notebook at *path* could not be read, as *error* says it."""
+    if isinstance(error, IsADirectoryError):
+        return f"{path}: is a directory, not a notebook"
+    lost = dangling_link(path)
+    if lost is not None:
+        return lost
+    reason = error.strerror or type(error).__name__
+    return f"{path}: cannot be read: {reason.lower()}"
 
 
 def dangling_link(path: Path) -> str | None:

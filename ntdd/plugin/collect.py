@@ -33,13 +33,14 @@ from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline.templates import module_templates
 from ntdd.plugin.module_cache import Entry, ModuleCache
-from ntdd.plugin.output_checks import OUTPUT_CHECKING, check_items
+from ntdd.plugin.output_checks import OUTPUT_CHECKING, PlannedChecks, check_items, planned_checks
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind
 
-# A notebook's module, or why there is none, the file it was read from, and its digest.
-Loaded = tuple[Entry | None, NtddError | None, Path | None, str | None]
+# A notebook's module, or why there is none, the file it was read from, its digest, and
+# the cells whose saved outputs the run checks (or why they cannot be known).
+Loaded = tuple[Entry | None, NtddError | None, Path | None, str | None, PlannedChecks]
 
 
 class NotebookModule(pytest.Module):
@@ -50,6 +51,7 @@ class NotebookModule(pytest.Module):
     _entry: Entry | None = None  # what collecting it produced, from the cache or made now
     _inputs: Path | None = None  # the file read: the notebook, or its newer jupytext pair
     read_digest: str | None = None  # SHA-256 of the bytes read: what a write-back may replace
+    _checks: PlannedChecks = ()  # the cells whose saved outputs are checked, from the same read
 
     def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
         """Read the notebook, once; a failure is raised later, as a collection error.
@@ -60,11 +62,19 @@ class NotebookModule(pytest.Module):
         not even parsed.
         """
         if loaded is not None and self.path in loaded:
-            self._entry, self.read_error, self._inputs, self.read_digest = loaded[self.path]
+            self._entry, self.read_error, self._inputs, self.read_digest, self._checks = loaded[
+                self.path
+            ]
             return
         self._load()
         if loaded is not None:
-            loaded[self.path] = (self._entry, self.read_error, self._inputs, self.read_digest)
+            loaded[self.path] = (
+                self._entry,
+                self.read_error,
+                self._inputs,
+                self.read_digest,
+                self._checks,
+            )
 
     def _load(self) -> None:
         path = newest_inputs(_shortest(self.path))  # a jupytext pair: its newer file
@@ -72,6 +82,7 @@ class NotebookModule(pytest.Module):
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             self.read_digest = hashlib.sha256(data).hexdigest()
+            self._checks = planned_checks(self.config, data, path)
             cache = ModuleCache.of(self.config)
             key = self._key(cache, data, path) if cache is not None else ""
             stored = cache.load(key) if cache is not None else None
@@ -168,7 +179,7 @@ class NotebookModule(pytest.Module):
             return ()
         collected = list(super().collect())
         if OUTPUT_CHECKING in self.config.stash:  # the outputs of its cells, after its tests
-            collected.extend(check_items(self, self.file))
+            collected.extend(check_items(self, self.file, self._checks))
         return collected
 
     def _getobj(self) -> types.ModuleType:

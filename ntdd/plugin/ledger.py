@@ -37,6 +37,19 @@ class NotebookRun:
     read_digest: str | None = None  # of the bytes the run was collected from
     problem: str = ""  # the first reason the run did not complete
     _settled: dict[str, dict[int, CellRun]] = field(default_factory=dict)
+    _at_end: bytes | OSError | None = None  # the file as the run's end found it
+
+    def read_again(self) -> bytes:
+        """The notebook's bytes as the run's end finds them (raises `OSError`): read once
+        for every reader there, and let go after the last."""
+        if self._at_end is None:
+            try:
+                self._at_end = self.path.read_bytes()
+            except OSError as e:
+                self._at_end = e
+        if isinstance(self._at_end, OSError):
+            raise self._at_end
+        return self._at_end
 
     def add(self, report: pytest.TestReport, record: TestRecord) -> None:
         for run in record.cells:
@@ -101,6 +114,16 @@ class Ledger:
                 Path(record.notebook), report.nodeid
             )
         run.add(report, record)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        """Each notebook's run, complete, to the readers that keep them: once each, in the
+        order the run first reported them, before any of them writes its file."""
+        if not self.keeps or hasattr(session.config, "workerinput"):
+            return
+        for run in self.notebooks.values():
+            session.config.hook.pytest_ntdd_notebook_complete(session=session, run=run)
+            run._at_end = None
 
     def run_of(self, notebook: str) -> NotebookRun | None:
         return self.notebooks.get(notebook)

@@ -129,18 +129,27 @@ _UNRUN = (
 )
 
 
-def check_items(module: pytest.Module, notebook: Path) -> list[OutputCheck]:
-    """The checks of a notebook's cells, in notebook order, for its module to collect."""
-    checking = module.config.stash.get(OUTPUT_CHECKING, None)
+# The cells whose saved outputs a notebook's run checks, or why they cannot be known.
+PlannedChecks = tuple[CheckedCell, ...] | NtddError
+
+
+def planned_checks(config: pytest.Config, data: bytes, notebook: Path) -> PlannedChecks:
+    """The checked cells of the notebook whose bytes the collector read (its one read)."""
+    checking = config.stash.get(OUTPUT_CHECKING, None)
     if checking is None or notebook.suffix != ".ipynb":
-        return []  # a text notebook holds no outputs
+        return ()  # a text notebook holds no outputs
     try:
-        read, saved = notebook_with_outputs(read_bytes(notebook), notebook)
-        cells = read.cells
+        read, saved = notebook_with_outputs(data, notebook)
         stale = frozenset(i for i, c in saved.items() if c.execution_count is None and c.outputs)
-        checked = checked_cells(cells, checking.strict, stale)
+        return tuple(checked_cells(read.cells, checking.strict, stale))
     except NtddError as e:
-        raise module.CollectError(f"ntdd: {e}") from e
+        return e
+
+
+def check_items(module: pytest.Module, notebook: Path, checked: PlannedChecks) -> list[OutputCheck]:
+    """The checks of a notebook's cells, in notebook order, for its module to collect."""
+    if isinstance(checked, NtddError):
+        raise module.CollectError(f"ntdd: {checked}") from checked
     items = []
     for each in checked:
         item = OutputCheck.from_parent(

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
-from ntdd.errors import SetupError
+from ntdd.errors import NtddError, SetupError
+from ntdd.notebook.read import notebook_of_bytes, unreadable
 from ntdd.plugin import results_files
 from ntdd.plugin.items import runtime_of
-from ntdd.plugin.ledger import ledger
+from ntdd.plugin.ledger import NotebookRun, ledger
 from ntdd.plugin.record import TestRecord, record_of
 from ntdd.plugin.report_hooks import WHERE_NOTE
 from ntdd.plugin.report_pins import pinned_cells
@@ -39,6 +40,7 @@ from ntdd.plugin.summary import category_of, terminal_line
 from ntdd.runtime.cell_log import COPY_CAP, CellRun, capped_note, notebook_traceback
 from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.settings import settings_of
+from ntdd.values import Notebook
 
 
 class ReportWriter:
@@ -47,6 +49,7 @@ class ReportWriter:
     def __init__(self, config: pytest.Config, path: Path) -> None:
         self.config = config
         self.ledger = ledger(config, keep=True)
+        self.read: dict[str, tuple[Notebook | None, str]] = {}  # each notebook, read again
         self.path = path
         self.order: dict[str, int] = {}  # node ids in collection order
         self.notebooks: dict[str, NotebookResults] = {}
@@ -72,6 +75,15 @@ class ReportWriter:
         return {"traceback": notebook_traceback(error, runtime.cells.place_of, _where_note)}
 
     # -- where the results come together ---------------------------------------
+
+    def pytest_ntdd_notebook_complete(self, session: pytest.Session, run: NotebookRun) -> None:
+        """The notebook as the run's end finds it, for its cells' sources on the page."""
+        try:
+            self.read[str(run.path)] = (notebook_of_bytes(run.read_again(), run.path), "")
+        except NtddError as e:
+            self.read[str(run.path)] = (None, str(e))
+        except OSError as e:
+            self.read[str(run.path)] = (None, unreadable(run.path, e))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.order = {item.nodeid: n for n, item in enumerate(session.items)}
@@ -143,6 +155,7 @@ class ReportWriter:
         ordered = [self.notebooks[n] for n in sorted(self.notebooks, key=place)]
         settings = settings_of(self.config)
         for notebook in ordered:
+            notebook.read, notebook.unread = self.read.get(str(notebook.path), (None, ""))
             run = self.ledger.run_of(str(notebook.path))
             devices = run.devices() if run is not None else []
             notebook.cells = (
@@ -151,7 +164,8 @@ class ReportWriter:
                 else []
             )
             values = settings.parameters.for_notebook(notebook.path)
-            notebook.pinned = pinned_cells(notebook.path, values) if values else {}
+            read = notebook.read
+            notebook.pinned = pinned_cells(read, values) if values and read is not None else {}
         tests = [test for notebook in ordered for test in notebook.tests]
         return RunResults(
             notebooks=ordered,

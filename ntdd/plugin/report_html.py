@@ -15,9 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
-from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.templates import template_dir
 from ntdd.plugin.report_markdown import clean_markdown_html, clean_output_html
 from ntdd.plugin.report_places import failure_list, place_tests
@@ -134,10 +132,9 @@ def _heading(notebook: NotebookResults, anchor: str) -> dict[str, Any]:
 def _cells_of(notebook: NotebookResults, book: dict[str, Any]) -> list[Any]:
     """The notebook's cells with this run's outputs, verdicts and times, opened by a heading."""
     opening = _cell_json("raw", book["anchor"], "", {"heading": book})
-    try:
-        read = read_notebook(notebook.path)
-    except NtddError as e:
-        book["problem"] = f"the notebook could not be read again for this page: {e}"
+    read = notebook.read
+    if read is None:
+        book["problem"] = f"the notebook could not be read again for this page: {notebook.unread}"
         return [opening]
     book["anchors"] = {
         cell.index: f"{book['anchor']}-cell-{cell.index}"

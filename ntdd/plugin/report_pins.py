@@ -9,20 +9,18 @@ the run itself follows.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ntdd.errors import NtddError
-from ntdd.notebook.read import read_notebook
 from ntdd.parameters import Values
 from ntdd.pipeline.plan import make_plan
 from ntdd.runtime.pinning import pins
+from ntdd.values import Notebook
 
 
-def pinned_cells(path: Path, values: Values) -> dict[int, str]:
+def pinned_cells(notebook: Notebook, values: Values) -> dict[int, str]:
     """Each setup cell whose assignments *values* pin, with the values it keeps
-    (`{6: "epochs=1"}`); empty for a notebook that cannot be read again."""
+    (`{6: "epochs=1"}`); empty for a notebook that cannot be planned."""
     try:
-        plan = make_plan(read_notebook(path), values)
+        plan = make_plan(notebook, values)
     except NtddError:
         return {}
     where = plan.parameters

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ntdd.errors import SetupError
 from ntdd.runtime.cell_log import CellRun
+from ntdd.values import Notebook
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class NotebookResults:
     tests: list[TestResult] = field(default_factory=list)
     cells: list[CellRun] = field(default_factory=list)
     pinned: dict[int, str] = field(default_factory=dict)  # setup cells a parameter pinned
+    read: Notebook | None = None  # the notebook as the run's end found it
+    unread: str = ""  # why it could not be read again
 
 
 @dataclass

@@ -49,35 +49,32 @@ class NotebookWriter:
     """Gathers each notebook's cells from the reports, and writes the notebooks at the end."""
 
     def __init__(self, config: pytest.Config, folder: Path | None, incomplete: bool) -> None:
-        self.ledger = ledger(config, keep=True)
+        ledger(config, keep=True)  # which calls back with each notebook's run, complete
         self.config = config
         self.folder = folder  # None: in place
         self.incomplete = incomplete
         self.written: list[Path] = []
         self.left: list[tuple[Path, str]] = []  # not written, and why
 
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if hasattr(self.config, "workerinput"):
-            return  # the controller has every report and writes the notebooks
-        for run in self.ledger.notebooks.values():
-            target = self._target(run.path)
-            why = run.incomplete()
-            if run.path.suffix != ".ipynb":
-                self.left.append((run.path, "a text notebook holds no outputs"))
-                continue
-            if why and not self.incomplete:
-                self.left.append((run.path, f"its run did not complete ({why})"))
-                self._remove_earlier_copy(run.path, target)
-                continue
-            try:
-                self._write(run, target)
-            except NtddError as e:  # refused, or the file system said no: the run is not OK
-                results_files.failed(session, f"{OPTION}: {e}")
-            except OSError as e:  # the notebook gone, a folder where the copy goes
-                reason = e.strerror or type(e).__name__
-                results_files.failed(session, f"{OPTION}: {e.filename or target}: {reason}")
-            else:
-                self.written.append(target)
+    def pytest_ntdd_notebook_complete(self, session: pytest.Session, run: NotebookRun) -> None:
+        target = self._target(run.path)
+        why = run.incomplete()
+        if run.path.suffix != ".ipynb":
+            self.left.append((run.path, "a text notebook holds no outputs"))
+            return
+        if why and not self.incomplete:
+            self.left.append((run.path, f"its run did not complete ({why})"))
+            self._remove_earlier_copy(run.path, target)
+            return
+        try:
+            self._write(run, target)
+        except NtddError as e:  # refused, or the file system said no: the run is not OK
+            results_files.failed(session, f"{OPTION}: {e}")
+        except OSError as e:  # the notebook gone, a folder where the copy goes
+            reason = e.strerror or type(e).__name__
+            results_files.failed(session, f"{OPTION}: {e.filename or target}: {reason}")
+        else:
+            self.written.append(target)
 
     def _target(self, path: Path) -> Path:
         if self.folder is None:
@@ -105,7 +102,7 @@ class NotebookWriter:
 
     def _write(self, run: NotebookRun, target: Path) -> None:
         path = run.path
-        data = path.read_bytes()
+        data = run.read_again()
         if run.read_digest is not None and hashlib.sha256(data).hexdigest() != run.read_digest:
             raise NtddError(f"{path}: changed since the run read it; not written")
         if target == path:
