@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 import threading
 import time
@@ -173,11 +175,20 @@ def test_after_a_timeout_the_process_profiles_code_that_raises(pytester: pytest.
 def test_after_a_hard_end_the_results_files_say_what_this_run_did(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
-    """Not what an earlier, green run left: JUnit, the summary and pytest's last failures."""
+    """Not what an earlier, green run left: JUnit, the summary, the report, the durations
+    file and pytest's last failures."""
     notebook(["x = 1", "# TEST: fine\nassert x", "# TEST: swallows\nassert x"], name="a.ipynb")
-    files = ("--junitxml=junit.xml", "--ntdd-summary=summary.md", "-p", "cacheprovider")
+    files = (
+        "--junitxml=junit.xml",
+        "--ntdd-summary=summary.md",
+        "--ntdd-report=report.html",
+        "--ntdd-store-durations=d.json",
+        "-p",
+        "cacheprovider",
+    )
     green = run(pytester, "--ntdd", *files, ".", subprocess=True)
     assert green.ret == pytest.ExitCode.OK
+    assert json.loads((pytester.path / "d.json").read_text())["a.ipynb"] < 1.0
     notebook(["x = 1", "# TEST: fine\nassert x", f"# TEST: swallows\n{SWALLOWS}"], name="a.ipynb")
     result = run(pytester, "--ntdd", "--ntdd-timeout", "1", *files, ".", subprocess=True)
     assert result.ret == HARD_END_STATUS
@@ -185,9 +196,42 @@ def test_after_a_hard_end_the_results_files_say_what_this_run_did(
     assert 'failures="1"' in junit and "timed out after 1 s" in junit
     summary = (pytester.path / "summary.md").read_text()
     assert summary.rstrip().rsplit("### ", 1)[1].startswith("❌ ntdd: 1 failed, 1 passed")
+    assert json.loads((pytester.path / "d.json").read_text())["a.ipynb"] >= 1.0  # the timeout
+    page = (pytester.path / "report.html").read_text()
+    assert "1 failed, 1 passed" in page and "timed out after 1 s" in page
     result.stdout.fnmatch_lines(["*1 failed, 1 passed*"])
     again = run(pytester, "--ntdd", "--lf", "-p", "cacheprovider", "--co", "-q", ".")
     again.stdout.fnmatch_lines(["a.ipynb::test_swallows", "1 test collected*"])
+
+
+def test_after_ctrl_c_the_results_files_say_what_ran_and_keep_the_rest(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The notebook the run was in the middle of keeps its earlier time (a partial one would
+    unbalance the next shards); the one that ran gets its own; the page and JUnit are written."""
+    notebook(["x = 1", "# TEST: fine\nassert x"], name="a.ipynb")
+    started = pytester.path / "started"
+    notebook(
+        [
+            f"import time, pathlib\npathlib.Path({str(started)!r}).touch()\ntime.sleep(60)",
+            "# TEST: never\nassert 1",
+        ],
+        name="b.ipynb",
+    )
+    (pytester.path / "d.json").write_text('{"a.ipynb": 5.0, "b.ipynb": 7.0, "c.ipynb": 1.0}')
+    files = ("--junitxml=junit.xml", "--ntdd-report=report.html", "--ntdd-store-durations=d.json")
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--ntdd", *files, "."]
+    process = pytester.popen(command, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=60)  # and its pipes closed
+    assert process.returncode == pytest.ExitCode.INTERRUPTED
+    durations = json.loads((pytester.path / "d.json").read_text())
+    assert durations["a.ipynb"] < 5.0 and durations["b.ipynb"] == 7.0 and durations["c.ipynb"]
+    assert "1 passed" in (pytester.path / "report.html").read_text()
+    assert 'tests="1"' in (pytester.path / "junit.xml").read_text()
 
 
 @pytest.mark.slow  # the timeout, the grace, and xdist's workers

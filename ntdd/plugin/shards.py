@@ -136,6 +136,7 @@ class DurationsRecorder:
         self.where = where
         self.seconds: dict[str, float] = {}
         self.started: dict[str, float] = {}  # node id: when it started, for a crashed worker's
+        self.finished: set[str] = set()  # node ids whose every phase reported
         if path.exists():
             load_durations(path, where)  # refuse now, not after the run, to merge into junk
 
@@ -146,28 +147,38 @@ class DurationsRecorder:
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         self.started[nodeid] = time.monotonic()
 
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        self.finished.add(nodeid)
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
         unit = record.unit if record is not None else None
+        if unit is None:  # a report no phase made: a hard end's, a crashed worker's
+            unit = _unit_of(self.config, report.nodeid)
         seconds = report.duration
         if str(report.when) == "???":  # pytest-xdist's report of a test whose worker died
-            unit = _unit(self.config.rootpath / report.nodeid.split("::")[0], self.config.rootpath)
             seconds = time.monotonic() - self.started.get(report.nodeid, time.monotonic())
-        if unit is not None:
-            self.seconds[unit] = self.seconds.get(unit, 0.0) + seconds
+        self.seconds[unit] = self.seconds.get(unit, 0.0) + seconds
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Merge into the file: units that ran replace their entries, the rest stay.
 
-        Only after a run that finished (passed or failed): an interrupted run's
-        partial times would unbalance the next shards.
+        After any end, so that the file says what this run did: a hard end keeps
+        its test's time (the timeout and its grace, at least), a crashed
+        worker's its wall time; a run interrupted (Ctrl-C) leaves out the units
+        it was in the middle of, whose partial times would unbalance the next
+        shards.
         """
-        if _is_worker(self.config) or not self.seconds:
+        if _is_worker(self.config):
             return
-        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        seconds = dict(self.seconds)
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            cut = {_unit_of(self.config, n) for n in self.started if n not in self.finished}
+            seconds = {unit: s for unit, s in seconds.items() if unit not in cut}
+        if not seconds:
             return
         old = load_durations(self.path, self.where) if self.path.exists() else {}
-        text = dump_durations({**old, **self.seconds})
+        text = dump_durations({**old, **seconds})
         results_files.write(session, self.where, self.path, lambda: write_atomic(self.path, text))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -176,6 +187,11 @@ class DurationsRecorder:
                 f"ntdd: durations of {len(self.seconds)} notebooks and test files "
                 f"recorded in {_shown(self.path, self.config)}"
             )
+
+
+def _unit_of(config: pytest.Config, nodeid: str) -> str:
+    """The unit of a test known by its node id only."""
+    return _unit(config.rootpath / nodeid.split("::")[0], config.rootpath)
 
 
 def shard_plugin(config: pytest.Config) -> ShardPlugin | None:
