@@ -4,6 +4,7 @@
     python benchmarks/before_after.py ../before --rounds 6 collection tests
     python benchmarks/before_after.py ../before --rounds 10 real
     python benchmarks/before_after.py ../before --rounds 5 alone   # one notebook a process
+    python benchmarks/before_after.py ../before --rounds 6 options # every results option on
 
 Each measure runs as `run.py` runs its tools (a fresh pytest process, one
 plugin, bytecode cached, `OMP_NUM_THREADS=1`), with one checkout or the other
@@ -165,7 +166,53 @@ def alone(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
     print(f"| median of the notebooks | | {medians} |")
 
 
-WORKLOADS = {"collection": collection, "tests": tests, "real": real, "alone": alone}
+# Every option that makes a run write or check something, as a CI job turns them on.
+EVERY_OPTION = (
+    "--ntdd-report=report.html",
+    "--ntdd-summary=summary.md",
+    "--ntdd-outputs-lax",
+    "--ntdd-write-notebooks=written",
+    "--junitxml=junit.xml",
+    "--ntdd-store-durations=durations.json",
+)
+
+
+def options(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
+    """The `real` chapters with every results option on, against the plain run: what the
+    options cost, before and after (each option's files removed before each run)."""
+    folder = scratch / "options"
+    notebooks = [p.name for p in workloads.real_chapters(folder)]
+
+    def clear() -> None:
+        shutil.rmtree(folder / "written", ignore_errors=True)
+        for name in ("report.html", "summary.md", "junit.xml", "durations.json"):
+            (folder / name).unlink(missing_ok=True)
+
+    measures = {}
+    for name, path in paths.items():
+        plain = pytest_cmd("ntdd", "--ntdd", *notebooks, cache=True)
+        every = pytest_cmd("ntdd", "--ntdd", *EVERY_OPTION, *notebooks, cache=True)
+        measures[f"{name} plain"] = cpu_of(path, plain, folder)
+        measures[f"{name} every"] = cpu_of(path, every, folder, clear)
+    figures = interleaved(measures, rounds)
+    seconds = lambda v: f"{v:.3f} s"  # noqa: E731
+    for name in paths:
+        for kind in ("plain", "every"):
+            print(f"options, {name}, {kind}: {figures[f'{name} {kind}'].describe(seconds)}")
+        cost = ratio(figures[f"{name} every"], figures[f"{name} plain"])
+        print(f"options, {name}, every option ÷ plain: {cost.describe(x)}")
+    for kind in ("plain", "every"):
+        after = ratio(figures[f"after {kind}"], figures[f"before {kind}"])
+        print(f"options, {kind}, after ÷ before: {after.describe(x)}")
+
+
+WORKLOADS = {
+    "collection": collection,
+    "tests": tests,
+    "real": real,
+    "alone": alone,
+    "options": options,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -188,12 +188,18 @@ def _verdicts(folder: Path) -> dict[str, str]:
     return found
 
 
-def _sandbox(pytester: pytest.Pytester, saved: Path) -> dict[str, str]:
+@pytest.fixture
+def sandbox(pytester: pytest.Pytester, saved: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The notebooks in a folder of their own, where the runs run: pytester keeps its own
+    files (the runs' captured output, their HOME's caches) beside it."""
+    folder = pytester.path / "work"
+    folder.mkdir()
     for notebook in saved.glob("*.ipynb"):
-        shutil.copy(notebook, pytester.path / notebook.name)
-    (pytester.path / "conftest.py").write_text(VERDICTS)
-    (pytester.path / "pyproject.toml").write_text(COVERAGE)
-    return _digests(pytester.path)
+        shutil.copy(notebook, folder / notebook.name)
+    (folder / "conftest.py").write_text(VERDICTS)
+    (folder / "pyproject.toml").write_text(COVERAGE)
+    monkeypatch.chdir(folder)
+    return folder
 
 
 def _run(pytester: pytest.Pytester, names: tuple[str, ...], place: str = "serial") -> Any:
@@ -204,14 +210,14 @@ def _run(pytester: pytest.Pytester, names: tuple[str, ...], place: str = "serial
 
 
 def test_the_plain_run_gives_the_verdicts_the_pairs_are_held_to(
-    pytester: pytest.Pytester, saved: Path
+    pytester: pytest.Pytester, sandbox: Path
 ) -> None:
-    before = _sandbox(pytester, saved)
+    before = _digests(sandbox)
     result = _run(pytester, ())
     assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert _verdicts(pytester.path) == PLAIN
-    assert _digests(pytester.path) == before
-    assert {p.name for p in pytester.path.iterdir()} - HARNESS == set(before)
+    assert _verdicts(sandbox) == PLAIN
+    assert _digests(sandbox) == before
+    assert {p.name for p in sandbox.iterdir()} - HARNESS == set(before)
 
 
 def test_the_pairs_are_covered() -> None:
@@ -231,36 +237,37 @@ def _in_order(names: frozenset[str]) -> tuple[str, ...]:
     "pair", sorted(REFUSED, key=_in_order), ids=lambda p: "+".join(_in_order(p))
 )
 def test_each_refused_pair_is_refused_naming_both_options(
-    pytester: pytest.Pytester, saved: Path, pair: frozenset[str]
+    pytester: pytest.Pytester, sandbox: Path, pair: frozenset[str]
 ) -> None:
-    before = _sandbox(pytester, saved)
+    before = _digests(sandbox)
     result = _run(pytester, _in_order(pair))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     said = result.stderr.str()
     assert all(option in said for option in REFUSED[pair]), said
     assert "INTERNALERROR" not in said + result.stdout.str()
-    assert _digests(pytester.path) == before
+    assert _digests(sandbox) == before
+    assert {p.name for p in sandbox.iterdir()} - HARNESS == set(before)
 
 
 @pytest.mark.parametrize("place", PLACES)
 @pytest.mark.parametrize("names", covering_runs(), ids="+".join)
 def test_options_together_keep_the_plain_runs_verdicts(
-    pytester: pytest.Pytester, saved: Path, names: tuple[str, ...], place: str
+    pytester: pytest.Pytester, sandbox: Path, names: tuple[str, ...], place: str
 ) -> None:
-    before = _sandbox(pytester, saved)
+    before = _digests(sandbox)
     result = _run(pytester, names, place)
     output = result.stdout.str() + result.stderr.str()
     assert "INTERNALERROR" not in output
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output
-    verdicts = _verdicts(pytester.path)
+    verdicts = _verdicts(sandbox)
     assert {nodeid: verdicts.get(nodeid) for nodeid in PLAIN} == PLAIN
-    _assert_asked_for_files_say_what_ran(pytester.path, names, verdicts)
+    _assert_asked_for_files_say_what_ran(sandbox, names, verdicts)
     asked = {w for name in names for w in OPTIONS[name].writes}
-    written = {p.name for p in pytester.path.iterdir()} - HARNESS - set(before)
+    written = {p.name for p in sandbox.iterdir()} - HARNESS - set(before)
     assert {w for w in written if not w.startswith(".coverage")} == {
         w for w in asked if not w.startswith(".coverage")
     }
-    changed = {name for name, digest in _digests(pytester.path).items() if before[name] != digest}
+    changed = {name for name, digest in _digests(sandbox).items() if before[name] != digest}
     assert changed <= (
         {"train.ipynb", "analysis.ipynb", "unusual.ipynb"} if "overwrite" in names else set()
     )
@@ -314,5 +321,5 @@ def test_each_covering_run_names_options_that_exist(pytester: pytest.Pytester) -
         pytester, "--help", plugins=["xdist", "nbval", "pytest_cov"], subprocess=True
     ).stdout.str()
     every = [*PLACES.values(), *OPTIONS.values()]
-    flags = {a for option in every for a in option.args if a.startswith("-")}
-    assert all(flag.split("=")[0] in help_text for flag in flags)
+    flags = {a.split("=")[0] for option in every for a in option.args if a.startswith("-")}
+    assert {flag for flag in flags if flag not in help_text} == set()
