@@ -76,7 +76,7 @@ def parse_assignments(items: Iterable[str], where: str) -> Values:
 def parse_table(table: object, base: Path, where: str) -> Parameters:
     """`[tool.ntdd.parameters]`: values for every notebook, and tables for one each."""
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{where}: [tool.ntdd] parameters must be a table")
+        raise ConfigError(f"{where}: parameters must be a table")
     common: dict[str, str] = {}
     by_notebook: list[tuple[Path, Values]] = []
     for key, value in table.items():

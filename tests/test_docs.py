@@ -17,7 +17,8 @@ from conftest import ROOT
 
 import ntdd.plugin
 from ntdd.commands import cli
-from ntdd.config import KEYS
+from ntdd.settings.table import PYPROJECT_KEYS as KEYS
+from ntdd.settings.table import ROWS
 
 DOCS = ROOT / "docs"
 REFERENCE = (DOCS / "reference.md").read_text(encoding="utf-8")
@@ -50,6 +51,22 @@ def test_every_pytest_option_and_ini_key_of_the_plugin_is_in_the_reference() -> 
         if not re.search(rf"\| `{re.escape(key)}( = [^`|]+)?` \|", documented)
     ]
     assert not ini_missing, f"ini keys missing from docs/reference.md: {ini_missing}"
+
+
+@pytest.mark.parametrize("row", [r for r in ROWS if r.flag], ids=lambda r: r.name)
+def test_each_settings_row_is_one_row_of_the_reference_with_its_ini_and_pyproject_keys(
+    row: object,
+) -> None:
+    """The table's flag, ini key and `[tool.ntdd]` key of a setting, on one line."""
+    flag, ini, key = (getattr(row, name) for name in ("flag", "ini", "pyproject"))
+    lines = [
+        line
+        for line in section("pytest options").splitlines()
+        if re.match(rf"\| `{re.escape(flag)}( [^`|]+)?` \|", line)
+    ]
+    assert len(lines) == 1, f"docs/reference.md: no one row for {flag}"
+    assert ini is None or f"`{ini}" in lines[0], f"{flag}: its ini key {ini} is not on its row"
+    assert key is None or f"`{key}" in lines[0] or f"[tool.ntdd] {key}`" in lines[0], key
 
 
 def test_every_tool_ntdd_key_is_in_the_reference() -> None:

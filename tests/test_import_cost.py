@@ -15,8 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ntdd.config import find_pyproject
 from ntdd.runtime.shell_magics import _assigns
+from ntdd.settings.pyproject import find_pyproject
 
 PROBE = """
 import sys

@@ -97,6 +97,7 @@ def test_every_part_of_the_package_is_accounted_for() -> None:
         "faults",
         "torch",
         "outputs",
+        "settings",
         "coverage",  # coverage.py's plugin, loaded by coverage.py itself
     }
 

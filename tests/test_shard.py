@@ -16,11 +16,11 @@ from ntdd.errors import ConfigError
 from ntdd.plugin.balance import (
     SECONDS_PER_WORKER,
     load_durations,
-    parse_shard,
     partition,
     weigh,
     workers_that_pay,
 )
+from ntdd.settings.parsers import parse_shard
 
 # -- the partition, on plain values ---------------------------------------------
 

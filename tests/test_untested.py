@@ -186,7 +186,9 @@ def test_a_tool_ntdd_value_that_is_not_a_bool_is_one_usage_error(
     pytester.makepyprojecttoml('[tool.ntdd]\nrun_untested = "yes"\n')
     result = run(pytester, "--ntdd", "nb.ipynb")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*[[]tool.ntdd[]] run_untested must be true or false, got 'yes'"])
+    result.stderr.fnmatch_lines(
+        ["*pyproject.toml [[]tool.ntdd[]]: run_untested must be true or false, got 'yes'"]
+    )
 
 
 def test_junit_and_the_report_record_it_as_the_notebooks_test(

@@ -180,7 +180,7 @@ def test_a_notebook_gone_before_the_end_is_one_error_line_not_a_crash(
     result = run(pytester, "--ntdd", "--ntdd-overwrite", "nb.ipynb")
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-write-notebooks: *nb.ipynb: No such file*"])
+    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-overwrite: *nb.ipynb: No such file*"])
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
@@ -243,7 +243,7 @@ def test_a_notebook_changed_during_the_run_is_not_overwritten(
     result = run(pytester, "--ntdd-overwrite", *args)
 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-write-notebooks: *changed since the run*"])
+    result.stdout.fnmatch_lines(["ntdd: error: --ntdd-overwrite: *changed since the run*"])
     assert "x = 2  # edited" in path.read_text(encoding="utf-8")
 
 

@@ -127,7 +127,7 @@ def sync_command(args: argparse.Namespace) -> int:
 
 def _settings(args: argparse.Namespace) -> tuple[Path | None, Path | None, Parameters]:
     """The output folder, template and test parameters: the command line, else `[tool.ntdd]`."""
-    from ntdd.config import load_config
+    from ntdd.settings.pyproject import load_config
 
     config = load_config()
     template = args.template or config.template

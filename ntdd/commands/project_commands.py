@@ -190,7 +190,7 @@ def init_command(args: argparse.Namespace) -> int:
 def nbdev_note(root: Path) -> str | None:
     """What `ntdd init` suggests to an nbdev project (nbdev's keys in settings.ini, or
     nbdev in pyproject.toml) that has not chosen how its `#| eval: false` cells run."""
-    from ntdd.config import load_config
+    from ntdd.settings.pyproject import load_config
 
     settings, pyproject = root / "settings.ini", root / "pyproject.toml"
     found = settings.is_file() and _reads(settings, ("lib_name", "nbs_path"))

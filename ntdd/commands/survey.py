@@ -242,7 +242,7 @@ def _read_there(path: str, folder: str, data: tuple[str, ...]) -> bool:
 
 def _modules_dir(root: Path, modules_dir: str | None) -> Path | None:
     """Where `ntdd export --check` looks: `-o`, then `[tool.ntdd] output`, then beside."""
-    from ntdd.config import load_config
+    from ntdd.settings.pyproject import load_config
 
     return root / modules_dir if modules_dir else load_config(root).output
 

@@ -17,6 +17,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ntdd.defaults import DEFAULT_FLOAT_DIGITS
+
 _SANITIZE_PAIR = re.compile(r"^regex: (.*)$\n^replace: (.*)$", re.MULTILINE)  # nbval's own
 
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,16}\b")
@@ -35,7 +37,7 @@ _FLOAT = re.compile(
 )
 
 NORMALISERS = ("addresses", "timestamps", "durations", "tqdm", "floats")
-DEFAULT_DIGITS = 6
+DEFAULT_DIGITS = DEFAULT_FLOAT_DIGITS
 
 
 @dataclass(frozen=True)

@@ -52,13 +52,15 @@ import io
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ntdd.defaults import DEFAULT_IMAGE_TOLERANCE
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
     Pixels = NDArray[np.int16]  # height x width x RGB, 0..255, transparency laid on white
 
-DEFAULT_TOLERANCE: float = 0.1  # percent of pixels: see the module's docstring
+DEFAULT_TOLERANCE: float = DEFAULT_IMAGE_TOLERANCE  # percent of pixels: see the docstring
 _STEP = 64  # levels of 255 a channel must differ by, beyond the neighbourhood's range
 _REACH = 2  # pixels a feature may move and still match
 _TIMES = "\N{MULTIPLICATION SIGN}"

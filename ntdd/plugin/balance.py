@@ -15,28 +15,11 @@ from __future__ import annotations
 import heapq
 import json
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from ntdd.errors import ConfigError
-
-# More shards than any CI matrix holds (GitHub Actions: 256 jobs; GitLab: 200) is a
-# typo: refused before the partition's per-shard bins are made.
-MAX_SHARDS = 1024
-_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The *index*-th (1-based) of *count* shards."""
-
-    index: int
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
 
 
 @dataclass(frozen=True)
@@ -46,22 +29,6 @@ class Weights:
     of: dict[str, float]
     by_durations: bool  # recorded seconds, rather than test counts
     recorded: int = 0  # units whose seconds the durations file holds
-
-
-def parse_shard(text: str, where: str) -> Shard:
-    """`"2/4"` -> `Shard(2, 4)`; anything else is a `ConfigError` saying what is accepted."""
-    match = _SHARD.fullmatch(text)
-    index, count = (int(match[1]), int(match[2])) if match else (0, 0)
-    if not 1 <= index <= count:
-        raise ConfigError(
-            f"{where}: expected K/N, the K-th of N shards with 1 <= K <= N (e.g. 2/4); got {text!r}"
-        )
-    if count > MAX_SHARDS:
-        raise ConfigError(
-            f"{where}: {count} shards is more than any CI matrix runs (GitHub Actions: 256 "
-            f"jobs); N is at most {MAX_SHARDS}"
-        )
-    return Shard(index, count)
 
 
 def load_durations(path: Path, where: str) -> dict[str, float]:

@@ -33,7 +33,7 @@ from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline.templates import module_templates
 from ntdd.plugin.module_cache import Entry, ModuleCache
-from ntdd.plugin.output_checks import OUTPUT_CHECKING, PlannedChecks, check_items, planned_checks
+from ntdd.plugin.output_checks import PlannedChecks, check_items, planned_checks
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind
@@ -178,7 +178,7 @@ class NotebookModule(pytest.Module):
         if self.passed_over is not None:
             return ()
         collected = list(super().collect())
-        if OUTPUT_CHECKING in self.config.stash:  # the outputs of its cells, after its tests
+        if settings_of(self.config).outputs:  # the outputs of its cells, after its tests
             collected.extend(check_items(self, self.file, self._checks))
         return collected
 

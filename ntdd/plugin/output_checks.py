@@ -16,10 +16,7 @@ file once per notebook, and both are let go after its last check.
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -32,32 +29,13 @@ from ntdd.notebook.read import (
     read_bytes,
     saved_outputs,
 )
-from ntdd.outputs.cleaning import (
-    DEFAULT_DIGITS,
-    Cleaning,
-    parse_normalisers,
-    sanitize_patterns,
-)
-from ntdd.outputs.compare import IMAGES_OFF, Comparison, compare_outputs
+from ntdd.outputs.compare import Comparison, compare_outputs
 from ntdd.outputs.rules import CheckedCell, checked_cells
 from ntdd.plugin.ledger import ledger
 from ntdd.plugin.once import registered
+from ntdd.settings.typed import settings_of
 
-OUTPUTS = "--ntdd-outputs"
-OUTPUTS_LAX = "--ntdd-outputs-lax"
 NAME = "outputs_of_cell_{index}"  # a check's name: the cell, as Jupyter counts cells
-
-
-@dataclass(frozen=True)
-class OutputChecking:
-    """How a run checks outputs: which cells (`strict`), and how texts and figures compare."""
-
-    strict: bool  # every cell not marked to be ignored, as `--nbval`; else marked ones only
-    cleaning: Cleaning = dataclasses.field(default_factory=Cleaning)
-    image_tolerance: float | None = None  # None: the default; inf: size only; IMAGES_OFF: none
-
-
-OUTPUT_CHECKING = pytest.StashKey[OutputChecking]()
 
 
 class OutputCheck(pytest.Function):
@@ -95,7 +73,8 @@ class OutputCheck(pytest.Function):
         fresh = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
         if fresh is None:
             _skip(f"{cell.label}: the run ran none of its code; its outputs are not checked")
-        checking = self.config.stash[OUTPUT_CHECKING]
+        checking = settings_of(self.config).outputs
+        assert checking is not None  # the check was collected because outputs are checked
         tolerance = self.checked.image_tolerance
         comparison = compare_outputs(
             saved.outputs,
@@ -135,7 +114,7 @@ PlannedChecks = tuple[CheckedCell, ...] | NtddError
 
 def planned_checks(config: pytest.Config, data: bytes, notebook: Path) -> PlannedChecks:
     """The checked cells of the notebook whose bytes the collector read (its one read)."""
-    checking = config.stash.get(OUTPUT_CHECKING, None)
+    checking = settings_of(config).outputs
     if checking is None or notebook.suffix != ".ipynb":
         return ()  # a text notebook holds no outputs
     try:
@@ -246,85 +225,3 @@ class OutputRecords:
 def output_records(config: pytest.Config) -> OutputRecords:
     """The one `OutputRecords` of the run."""
     return registered(config, "ntdd-output-records", OutputRecords)
-
-
-def output_checking(config: pytest.Config, table: dict[str, Any], where: str) -> OutputChecking:
-    """The run's output checking, from the command line, then `[tool.ntdd]` (*table*).
-
-    Refused beside nbval's own checks: each cell would be checked twice."""
-    strict, lax = config.getoption("ntdd_outputs"), config.getoption("ntdd_outputs_lax")
-    if strict and lax:
-        raise pytest.UsageError(f"ntdd: {OUTPUTS} and {OUTPUTS_LAX}: choose one")
-    nbval = [f"--{o.replace('_', '-')}" for o in ("nbval", "nbval_lax") if config.getoption(o, 0)]
-    if nbval:
-        raise pytest.UsageError(
-            f"ntdd: {OUTPUTS if strict or not lax else OUTPUTS_LAX} checks outputs as {nbval[0]} "
-            f"does, without a kernel: together each cell would be checked twice; drop {nbval[0]} "
-            "(its markers and --nbval-sanitize-with are read all the same)"
-        )
-    mode = "strict" if strict else "lax" if lax else table.get("outputs")
-    if mode not in ("strict", "lax"):
-        raise pytest.UsageError(f'ntdd: {where}: outputs must be "strict" or "lax", got {mode!r}')
-    try:
-        return OutputChecking(
-            strict=mode == "strict",
-            cleaning=_cleaning(config, table, where),
-            image_tolerance=_tolerance(config, table, where),
-        )
-    except ValueError as e:
-        raise pytest.UsageError(f"ntdd: {e}") from e
-
-
-def _cleaning(config: pytest.Config, table: dict[str, Any], where: str) -> Cleaning:
-    ours, nbvals = (
-        config.getoption("ntdd_outputs_sanitize_with"),
-        config.getoption("nbval_sanitize_with", None),
-    )
-    here = config.invocation_params.dir  # a path on the command line, as nbval opens it
-    if ours or nbvals:
-        path = here / (ours or nbvals)
-        said = "--ntdd-outputs-sanitize-with" if ours else "--nbval-sanitize-with"
-    elif "outputs_sanitize_with" in table:
-        path, said = Path(where).parent / str(table["outputs_sanitize_with"]), where
-    else:
-        path, said = None, ""
-    patterns: tuple[tuple[str, str], ...] = ()
-    if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            reason = getattr(e, "strerror", None) or str(e)
-            raise ValueError(f"{said}: {path}: cannot be read: {reason}") from e
-        patterns = sanitize_patterns(text, str(path))
-    given = config.getoption("ntdd_outputs_normalize")
-    normalisers = (
-        parse_normalisers(given, "--ntdd-outputs-normalize")
-        if given
-        else parse_normalisers(table.get("outputs_normalize", []), where)
-    )
-    digits = config.getoption("ntdd_outputs_float_digits") or table.get(
-        "outputs_float_digits", DEFAULT_DIGITS
-    )
-    try:
-        count = int(digits)
-    except (TypeError, ValueError):
-        count = 0
-    if count < 1 or isinstance(digits, bool):
-        raise ValueError(f"outputs_float_digits must be a whole number >= 1, got {digits!r}")
-    return Cleaning(patterns, normalisers, count)
-
-
-def _tolerance(config: pytest.Config, table: dict[str, Any], where: str) -> float | None:
-    given = config.getoption("ntdd_outputs_image_tolerance")
-    value = given if given is not None else table.get("outputs_image_tolerance")
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lower() in ("size", "off"):
-        return math.inf if value.strip().lower() == "size" else IMAGES_OFF
-    try:
-        tolerance = float(value)
-    except (TypeError, ValueError):
-        tolerance = -1.0
-    if isinstance(value, bool) or not tolerance >= 0:
-        raise ValueError(f'outputs_image_tolerance must be a number >= 0 or "size", got {value!r}')
-    return tolerance

@@ -178,16 +178,18 @@ class ReportWriter:
         )
 
 
-def report_writer(config: pytest.Config, path: str) -> ReportWriter:
+def report_writer(config: pytest.Config) -> ReportWriter:
     """The plugin for `--ntdd-report`; nbconvert renders the page, so it must be there."""
+    report = settings_of(config).report
+    assert report is not None
     try:
         import nbconvert  # noqa: F401
     except ImportError as e:
         raise pytest.UsageError(
-            f"ntdd: --ntdd-report {path}: the report is rendered with nbconvert, which is not "
-            "installed; install it with: pip install 'ntdd[nbconvert]'"
+            f"ntdd: {report.said} {report.given}: the report is rendered with nbconvert, "
+            "which is not installed; install it with: pip install 'ntdd[nbconvert]'"
         ) from e
-    return ReportWriter(config, config.invocation_params.dir / path)
+    return ReportWriter(config, report.path)
 
 
 def _runtime(item: pytest.Item) -> Runtime | None:
@@ -258,11 +260,10 @@ def _options(config: pytest.Config, tests: list[TestResult]) -> list[tuple[str, 
     parameters = [f"{name}={value}" for name, value in settings.parameters.common]
     for path, values in settings.parameters.by_notebook:
         parameters += [f"{path.name}: {name}={value}" for name, value in values]
-    shard = config.getoption("ntdd_shard", None)
     return [
         ("devices", devices_run(settings.devices, tests)),
         ("parameters", ", ".join(parameters) or "none"),
-        ("shard", shard.strip() if shard else "none (the whole run)"),
+        ("shard", str(settings.shard or "none (the whole run)")),
         *_smoke(config),
     ]
 

@@ -19,14 +19,15 @@ import pytest
 
 from ntdd.errors import NtddError
 from ntdd.notebook.files import check_results_file
+from ntdd.settings.typed import File
 
 _failures = pytest.StashKey[list[str]]()
 
 
-def check(config: pytest.Config, option: str, given: str) -> None:
-    """Refuse the file *given* for *option* before the run: a usage error, in one line."""
+def check(file: File) -> None:
+    """Refuse the *file* a setting names before the run: a usage error, in one line."""
     try:
-        check_results_file(config.invocation_params.dir / given, option, given)
+        check_results_file(file.path, file.said, file.given)
     except NtddError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 
 from ntdd.plugin.collection_hooks import CollectionHooks
-from ntdd.plugin.output_checks import OUTPUT_CHECKING, output_records
+from ntdd.plugin.output_checks import output_records
 from ntdd.plugin.report_hooks import ReportHooks
 from ntdd.plugin.run_hooks import AwaitsOnTheLoop, RunHooks
 from ntdd.plugin.untested import UntestedNotebooks
-from ntdd.runtime.settings import SETTINGS, Settings
+from ntdd.settings.typed import Settings
 
 
 class NtddSession:
@@ -24,8 +24,7 @@ class NtddSession:
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
-        self.settings = settings
-        config.stash[SETTINGS] = settings
+        self.settings = settings  # the run's (`settings_of(config)`), resolved once
         self.untested = UntestedNotebooks(config)
         self.collection = CollectionHooks(config, settings, self.untested)
         self.reporting = ReportHooks(config)
@@ -36,7 +35,7 @@ class NtddSession:
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")
         plugins.register(AwaitsOnTheLoop(), "ntdd-await")
-        if OUTPUT_CHECKING in config.stash:
+        if settings.outputs is not None:
             output_records(config)
         if settings.smoke is not None:
             from ntdd.plugin.smoke import SmokeHooks

@@ -22,16 +22,15 @@ from ntdd.errors import ConfigError
 from ntdd.notebook.files import write_atomic
 from ntdd.plugin import results_files
 from ntdd.plugin.balance import (
-    Shard,
     Weights,
     dump_durations,
     load_durations,
-    parse_shard,
     partition,
     weigh,
     workers_that_pay,
 )
 from ntdd.plugin.record import record_of
+from ntdd.settings.typed import Settings, Shard, settings_of
 
 # What a worker tells the xdist controller, in its `workeroutput`: the controller
 # collects nothing itself, yet reports on the shard and sets the exit status.
@@ -195,40 +194,28 @@ def _unit_of(config: pytest.Config, nodeid: str) -> str:
 
 
 def shard_plugin(config: pytest.Config) -> ShardPlugin | None:
-    """The plugin for `--ntdd-shard`, or None without it; bad values are usage errors."""
-    raw = config.getoption("ntdd_shard")
-    if not raw:
+    """The plugin for `--ntdd-shard`, or None without it."""
+    settings = settings_of(config)
+    if settings.shard is None:
         return None
+    durations = settings.durations
     try:
-        shard = parse_shard(raw, "--ntdd-shard")
-        durations, source = _durations_option(config)
-        return ShardPlugin(config, shard, durations, source)
+        if durations is None:
+            return ShardPlugin(config, settings.shard, None, "")
+        return ShardPlugin(config, settings.shard, durations.path, durations.said)
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
 
 
 def durations_recorder(config: pytest.Config) -> DurationsRecorder | None:
-    raw = config.getoption("ntdd_store_durations")
-    if not raw:
+    """The plugin for `--ntdd-store-durations`, or None without it."""
+    stored = settings_of(config).store_durations
+    if stored is None:
         return None
-    path = config.invocation_params.dir / raw
     try:
-        return DurationsRecorder(config, path, "--ntdd-store-durations")
+        return DurationsRecorder(config, stored.path, stored.said)
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
-
-
-def _durations_option(config: pytest.Config) -> tuple[Path | None, str]:
-    """`--ntdd-durations` (relative to the working directory), else the ini key
-    (relative to the ini file)."""
-    raw = config.getoption("ntdd_durations")
-    if raw:
-        return config.invocation_params.dir / raw, "--ntdd-durations"
-    raw = config.getini("ntdd_durations")
-    if raw:
-        base = config.inipath.parent if config.inipath else config.rootpath
-        return base / raw, "ntdd_durations"
-    return None, ""
 
 
 def _units(items: list[pytest.Item], root: Path) -> dict[str, list[pytest.Item]]:
@@ -259,20 +246,19 @@ def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def auto_workers(config: pytest.Config) -> int | None:
+def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
     """`-n auto`'s worker count from the durations file: this shard's share of its
     seconds, a worker per `SECONDS_PER_WORKER`. None (xdist's own count) where no
     file is named; 0 where it is not recorded yet: nothing says workers would pay."""
+    if settings.durations is None:
+        return None
+    path = settings.durations.path
+    if not path.exists():
+        return 0
     try:
-        path, source = _durations_option(config)
-        if path is None:
-            return None
-        if not path.exists():
-            return 0
-        seconds = sum(load_durations(path, source).values())
-        raw = config.getoption("ntdd_shard")
-        if raw:
-            seconds /= parse_shard(raw, "--ntdd-shard").count
+        seconds = sum(load_durations(path, settings.durations.said).values())
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
+    if settings.shard is not None:
+        seconds /= settings.shard.count
     return workers_that_pay(seconds, os.cpu_count() or 1)

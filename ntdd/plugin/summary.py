@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from ntdd.plugin import results_files
+from ntdd.settings.typed import settings_of
 
 MAX_LISTED = 50  # failures listed in full; GitHub caps a step summary at 1 MiB
 ORDER = ("failed", "error", "passed", "skipped", "xfailed", "xpassed")  # others follow, as met
@@ -124,12 +125,11 @@ def terminal_line(config: pytest.Config) -> tuple[str, str] | None:
 
 def summary_writer(config: pytest.Config) -> SummaryWriter | None:
     """The plugin for `--ntdd-summary`, or None without it."""
-    raw = config.getoption("ntdd_summary")
-    if not raw:
+    settings = settings_of(config)
+    if settings.summary is None:
         return None
-    shard = config.getoption("ntdd_shard", None)
-    title = f"ntdd, shard {shard.strip()}" if shard else "ntdd"
-    return SummaryWriter(config, config.invocation_params.dir / raw, title)
+    title = f"ntdd, shard {settings.shard}" if settings.shard else "ntdd"
+    return SummaryWriter(config, settings.summary.path, title)
 
 
 def render(

@@ -14,7 +14,10 @@ overwritten, nor is a file in DIR that is not a copy ntdd wrote of that
 notebook (a copy says which in its `ntdd` metadata); each file is written
 atomically and validates with nbformat wherever its notebook did. A copy an
 earlier run wrote of a notebook this run did not write is removed, so that
-DIR never holds a copy that looks like this run's and is not.
+DIR never holds a copy that looks like this run's and is not. A copy of a
+smoke run, or of a run with test-only parameters, says so in that metadata
+too (`ran_as`); neither run writes over a notebook (`ntdd.settings.resolve`
+refuses it).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from ntdd.notebook.files import write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
 from ntdd.plugin import results_files
 from ntdd.plugin.ledger import NotebookRun, ledger
+from ntdd.settings.typed import Settings, settings_of
 
 OPTION = "--ntdd-write-notebooks"
 
@@ -48,11 +52,14 @@ def as_written(run: NotebookRun) -> dict[int, RanCell]:
 class NotebookWriter:
     """Gathers each notebook's cells from the reports, and writes the notebooks at the end."""
 
-    def __init__(self, config: pytest.Config, folder: Path | None, incomplete: bool) -> None:
+    def __init__(
+        self, config: pytest.Config, folder: Path | None, incomplete: bool, option: str = OPTION
+    ) -> None:
         ledger(config, keep=True)  # which calls back with each notebook's run, complete
         self.config = config
         self.folder = folder  # None: in place
         self.incomplete = incomplete
+        self.option = option  # the option the user gave: what an error names
         self.written: list[Path] = []
         self.left: list[tuple[Path, str]] = []  # not written, and why
 
@@ -69,10 +76,10 @@ class NotebookWriter:
         try:
             self._write(run, target)
         except NtddError as e:  # refused, or the file system said no: the run is not OK
-            results_files.failed(session, f"{OPTION}: {e}")
+            results_files.failed(session, f"{self.option}: {e}")
         except OSError as e:  # the notebook gone, a folder where the copy goes
             reason = e.strerror or type(e).__name__
-            results_files.failed(session, f"{OPTION}: {e.filename or target}: {reason}")
+            results_files.failed(session, f"{self.option}: {e.filename or target}: {reason}")
         else:
             self.written.append(target)
 
@@ -114,7 +121,10 @@ class NotebookWriter:
         key = self._key(path)
         if was is not None and _written_from(was) != key:
             raise NtddError(f"{target}: not a copy ntdd wrote of {key}; not overwritten")
-        marker = {"written_from": key}  # what a later run's copy, or its removal, goes by
+        marker = {  # what a later run's copy, or its removal, goes by; and how the run ran
+            "written_from": key,
+            **ran_as(settings_of(self.config), path),
+        }
         write_atomic(target, with_outputs(path, as_written(run), data, marker), was=was)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -137,24 +147,25 @@ class NotebookWriter:
         return str(path.relative_to(here)) if path.is_relative_to(here) else str(path)
 
 
-def notebook_writer(config: pytest.Config) -> NotebookWriter | None:
-    """The plugin for the options, where one is given; a usage error where they clash."""
-    folder: str | None = config.getoption("ntdd_write_notebooks") or None
-    in_place = bool(config.getoption("ntdd_overwrite"))
-    incomplete = bool(config.getoption("ntdd_write_incomplete"))
-    if folder and in_place:
-        raise pytest.UsageError(f"ntdd: {OPTION} and --ntdd-overwrite: give one of them")
-    if not (folder or in_place):
-        if incomplete:
-            raise pytest.UsageError(
-                f"ntdd: --ntdd-write-incomplete writes with {OPTION} DIR or --ntdd-overwrite"
-            )
-        return None
-    path = config.invocation_params.dir / folder if folder else None
-    if path is not None and path.exists() and not path.is_dir():
-        raise pytest.UsageError(f"ntdd: {OPTION} {folder}: not a folder")
+def notebook_writer(config: pytest.Config) -> NotebookWriter:
+    """The plugin for `--ntdd-write-notebooks` or `--ntdd-overwrite`: the settings say which
+    (`ntdd.settings.resolve` refuses what they cannot mean together)."""
+    writing = settings_of(config).writing
+    assert writing is not None
     results_files.say_failures(config)
-    return NotebookWriter(config, path, incomplete)
+    return NotebookWriter(config, writing.folder, writing.incomplete, option=writing.option)
+
+
+def ran_as(settings: Settings, notebook: Path) -> dict[str, Any]:
+    """What a copy's `ntdd` metadata says of a run that was not the notebook's own: smoke
+    mode's caps, and the test-only parameters it ran with (name: Python literal)."""
+    said: dict[str, Any] = {}
+    if settings.smoke is not None:
+        said["smoke"] = settings.smoke.describe()
+    parameters = settings.parameters.for_notebook(notebook)
+    if parameters:
+        said["parameters"] = dict(parameters)
+    return said
 
 
 def _written_from(data: bytes) -> str | None:

@@ -15,8 +15,8 @@ containment of a notebook's misbehaviour (exits, hangs, chdir, sys.path),
 timeouts. Generated modules import `NotebookRuntime` from here; that import
 path is part of the module format.
 
-May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, pytest. torch only
-inside functions.
+May import: the shared modules, ntdd.settings (the run's settings, resolved), ntdd.cells,
+ntdd.notebook, ntdd.format, pytest. torch only inside functions.
 """
 
 from ntdd.runtime.notebook_runtime import NotebookRuntime

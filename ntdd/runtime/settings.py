@@ -1,36 +1,22 @@
 """What a pytest session tells the notebooks it runs: settings, baselines, counters.
 
-Everything here travels in `config.stash`, under the keys below: the plugin
-puts it there from the command line and configuration, and a generated
-module's runtime reads it through `request.config`. A module run without the
-plugin (autoloading switched off) gets the defaults.
+Everything here travels in `config.stash`, under the keys below. The settings
+are `ntdd.settings`' (resolved once a run, from the command line and
+configuration); a generated module's runtime reads them through
+`request.config` with `settings_of`. A module run without the plugin
+(autoloading switched off) gets the defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 
-from ntdd.config import Smoke
-from ntdd.defaults import DEFAULT_DEVICES, DEFAULT_TIMEOUT
-from ntdd.parameters import Parameters
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The options of `pytest --ntdd`, resolved: command line, ini, `[tool.ntdd]`."""
-
-    enabled: bool = False
-    devices: tuple[str, ...] = DEFAULT_DEVICES
-    timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
-    parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
-    template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
-    smoke: Smoke | None = None  # `--ntdd-smoke`: what a smoke run caps; None: a full run
-    run_untested: bool = False  # a notebook without tests is one test: it runs to its end
-    skip_eval_false: bool = False  # cells marked `#| eval: false` are left out, as nbdev's are
+from ntdd.settings.typed import SETTINGS as SETTINGS
+from ntdd.settings.typed import Settings as Settings
+from ntdd.settings.typed import settings_of as settings_of
 
 
 @dataclass
@@ -54,13 +40,8 @@ class Injection(Protocol):
     def apply(self, namespace: dict[str, Any], device: str) -> None: ...
 
 
-SETTINGS = pytest.StashKey[Settings]()
 COUNTS = pytest.StashKey[RunCounts]()
 INJECTION = pytest.StashKey[Injection]()
-
-
-def settings_of(config: pytest.Config) -> Settings:
-    return config.stash.get(SETTINGS, None) or Settings()
 
 
 def counts_of(config: pytest.Config) -> RunCounts:
