@@ -18,7 +18,7 @@ from conftest import code, plugin_env
 @pytest.fixture
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The notebooks each run compiled (rendered, rewrote, compiled) instead of loading."""
-    collect = importlib.import_module("ntdd.plugin.collect")  # the one in sys.modules
+    collect = importlib.import_module("ntdd.plugin.collection.collect")  # the one in sys.modules
     made: list[str] = []
     real = collect.NotebookModule._collect
 
@@ -92,7 +92,7 @@ def test_a_corrupt_entry_is_never_used(
 
 def test_the_key_covers_every_module_of_ntdd() -> None:
     """A changed checkout recompiles: the salt stamps the whole package, not one folder."""
-    from ntdd.plugin import module_cache
+    from ntdd.plugin.collection import module_cache
 
     salt = module_cache._salt("rewrite", False)
     for name in ("runtime/notebook_runtime.py", "pipeline/plan.py", "format/module/header.py"):

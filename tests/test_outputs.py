@@ -17,7 +17,7 @@ from ntdd.runtime.cell_outputs import STREAM_CAP, Outputs, collapsed
 # A conftest that writes the cells each report's record holds (`record_of(report).cells`).
 DUMP = """
 import json
-from ntdd.plugin.record import record_of
+from ntdd.plugin.results.record import record_of
 def pytest_runtest_logreport(report):
     record = record_of(report)
     for cell in record.cells if record is not None else ():

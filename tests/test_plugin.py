@@ -10,7 +10,7 @@ import pytest
 from conftest import SAMPLES, run
 
 from ntdd.commands.cli import main
-from ntdd.plugin.collect import NotebookModule
+from ntdd.plugin.collection.collect import NotebookModule
 
 
 def test_notebooks_are_collected_only_with_ntdd(notebook: Any, pytester: pytest.Pytester) -> None:

@@ -345,7 +345,7 @@ def test_each_device_has_its_own_namespace(
 
     # The modules the run will use: pytester's runs may have dropped and
     # re-imported them, so the package's attributes can be stale copies.
-    for name in ("ntdd.runtime.notebook_runtime", "ntdd.plugin.collection_hooks"):
+    for name in ("ntdd.runtime.notebook_runtime", "ntdd.plugin.collection.hooks"):
         monkeypatch.setattr(
             importlib.import_module(name), "device_unavailable", everything_available
         )

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import run
 
-from ntdd.plugin.record import TestRecord
+from ntdd.plugin.results.record import TestRecord
 from ntdd.runtime.cell_log import CellRun
 from ntdd.runtime.json_safe import json_safe, outputs_safe, text_safe
 

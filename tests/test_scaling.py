@@ -37,7 +37,7 @@ def test_notebooks_named_one_by_one_are_each_read_once(
 ) -> None:
     """pytest asks for a folder's files once per argument naming a file in it: with
     every notebook read each time, 21 notebooks were read 441 times."""
-    collect = importlib.import_module("ntdd.plugin.collect")  # the one in sys.modules
+    collect = importlib.import_module("ntdd.plugin.collection.collect")  # the one in sys.modules
     reads: list[str] = []
     real = collect.read_bytes
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ntdd.errors import ConfigError
-from ntdd.plugin.balance import (
+from ntdd.plugin.scale.balance import (
     SECONDS_PER_WORKER,
     load_durations,
     partition,

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from conftest import run
 
-from ntdd.plugin.summary import Problem, render
+from ntdd.plugin.results.summary import Problem, render
 
 CELLS = [
     "x = 1",

@@ -22,8 +22,8 @@ from ntdd.errors import NotebookReadError
 from ntdd.notebook import files
 from ntdd.notebook import text as text_notebook
 from ntdd.notebook.read import read_notebook
-from ntdd.plugin.collect import NotebookModule
-from ntdd.plugin.xdist import NotebookScheduling
+from ntdd.plugin.collection.collect import NotebookModule
+from ntdd.plugin.scale.xdist import NotebookScheduling
 
 FORMATS = {".py": "py:percent", ".md": "md:myst"}
 CELLS: list[Any] = [

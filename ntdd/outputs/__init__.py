@@ -5,7 +5,7 @@ strict modes), how outputs are made comparable (`cleaning`: nbval's sanitize
 files, and normalisers for what makes outputs brittle), and how two cells'
 outputs compare (`compare`: nbval's rules, with figures compared by what
 they show, `images`). Pure functions of outputs in nbformat's shapes; the
-pytest items that use them are `ntdd.plugin.output_checks`.
+pytest items that use them are `ntdd.plugin.results.output_checks`.
 
 May import: the shared modules, ntdd.notebook. Never pytest.
 """

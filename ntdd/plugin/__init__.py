@@ -52,7 +52,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         config.pluginmanager.register(NtddSession(config, settings), "ntdd-session")
         if config.pluginmanager.has_plugin("vscode_pytest"):
-            from ntdd.plugin.beside_vscode import VariantsAsTests
+            from ntdd.plugin.beside.vscode import VariantsAsTests
 
             config.pluginmanager.register(VariantsAsTests(), "ntdd-beside-vscode")
     else:
@@ -72,13 +72,13 @@ def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
     """Sharding, durations, the job summary, the report and the notebooks written back:
     loaded only when asked for."""
     if settings.results_files():
-        from ntdd.plugin import results_files
+        from ntdd.plugin.results import files as results_files
 
         for file in settings.results_files():
             results_files.check(file)
         results_files.say_failures(config)
     if settings.shard is not None or settings.store_durations is not None:
-        from ntdd.plugin.shards import durations_recorder, shard_plugin
+        from ntdd.plugin.scale.shards import durations_recorder, shard_plugin
 
         for name, extra in (
             ("ntdd-shard", shard_plugin(config)),
@@ -87,15 +87,15 @@ def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
             if extra is not None:
                 config.pluginmanager.register(extra, name)
     if settings.summary is not None:
-        from ntdd.plugin.summary import summary_writer
+        from ntdd.plugin.results.summary import summary_writer
 
         config.pluginmanager.register(summary_writer(config), "ntdd-summary")
     if settings.report is not None:
-        from ntdd.plugin.report import report_writer
+        from ntdd.plugin.report.writer import report_writer
 
         config.pluginmanager.register(report_writer(config), "ntdd-report")
     if settings.writing is not None:
-        from ntdd.plugin.written_notebooks import notebook_writer
+        from ntdd.plugin.results.written_notebooks import notebook_writer
 
         config.pluginmanager.register(notebook_writer(config), "ntdd-write-notebooks")
 
@@ -108,7 +108,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     if not collected or not _in_notebook(collector):
         return collected
     if inspect.iscoroutinefunction(obj):
-        from ntdd.plugin.beside_asyncio import plain_functions
+        from ntdd.plugin.beside.asyncio import plain_functions
 
         collected = plain_functions(collected)
     if isinstance(collected, list):
@@ -149,7 +149,7 @@ class Dormant:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a generated module's tests go to one worker, so its cells run once."""
-        from ntdd.plugin.xdist import make_scheduler
+        from ntdd.plugin.scale.xdist import make_scheduler
 
         return make_scheduler(config, log)
 
@@ -163,7 +163,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """
     if not table.asked(config):
         return None
-    from ntdd.plugin.shards import auto_workers
+    from ntdd.plugin.scale.shards import auto_workers
 
     return auto_workers(config, _settings(config))
 
@@ -179,7 +179,7 @@ def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
     """A report's `TestRecord` crosses xdist's execnet (and report logs) as plain data."""
     data = yield
     if isinstance(data, dict) and "ntdd" in data:
-        from ntdd.plugin.record import serialised
+        from ntdd.plugin.results.record import serialised
 
         return serialised(data)
     return data
@@ -189,7 +189,7 @@ def pytest_report_to_serializable(config: pytest.Config, report: Any) -> Any:
 def pytest_report_from_serializable(config: pytest.Config, data: Any) -> Any:
     report = yield
     if isinstance(data, dict) and "ntdd" in data:
-        from ntdd.plugin.record import deserialised
+        from ntdd.plugin.results.record import deserialised
 
         deserialised(report)
     return report

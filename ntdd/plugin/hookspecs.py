@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ntdd.plugin.ledger import NotebookRun
+    from ntdd.plugin.results.ledger import NotebookRun
 
 
 def pytest_ntdd_record(

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from ntdd.plugin.collection_hooks import CollectionHooks
-from ntdd.plugin.output_checks import output_records
-from ntdd.plugin.report_hooks import ReportHooks
-from ntdd.plugin.run_hooks import AwaitsOnTheLoop, RunHooks
-from ntdd.plugin.untested import UntestedNotebooks
+from ntdd.plugin.collection.hooks import CollectionHooks
+from ntdd.plugin.collection.untested import UntestedNotebooks
+from ntdd.plugin.failures.hooks import ReportHooks
+from ntdd.plugin.results.output_checks import output_records
+from ntdd.plugin.running.hooks import AwaitsOnTheLoop, RunHooks
 from ntdd.settings.typed import Settings
 
 
@@ -38,6 +38,6 @@ class NtddSession:
         if settings.outputs is not None:
             output_records(config)
         if settings.smoke is not None:
-            from ntdd.plugin.smoke import SmokeHooks
+            from ntdd.plugin.running.smoke import SmokeHooks
 
             plugins.register(SmokeHooks(config, settings.smoke), "ntdd-smoke")

@@ -31,8 +31,8 @@ from ntdd.notebook.read import (
 )
 from ntdd.outputs.compare import Comparison, compare_outputs
 from ntdd.outputs.rules import CheckedCell, checked_cells
-from ntdd.plugin.ledger import ledger
 from ntdd.plugin.once import registered
+from ntdd.plugin.results.ledger import ledger
 from ntdd.settings.typed import settings_of
 
 NAME = "outputs_of_cell_{index}"  # a check's name: the cell, as Jupyter counts cells

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from ntdd.plugin import beside_nbval
+from ntdd.plugin.beside import nbval as beside_nbval
 from ntdd.plugin.items import notebook_module, runtime_of
-from ntdd.plugin.overrun import overrun_of
+from ntdd.plugin.running.overrun import overrun_of
 from ntdd.runtime import containment, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
 from ntdd.runtime.settings import Settings, counts_of

@@ -32,8 +32,8 @@ from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
 from ntdd.pipeline.templates import module_templates
-from ntdd.plugin.module_cache import Entry, ModuleCache
-from ntdd.plugin.output_checks import PlannedChecks, check_items, planned_checks
+from ntdd.plugin.collection.module_cache import Entry, ModuleCache
+from ntdd.plugin.results.output_checks import PlannedChecks, check_items, planned_checks
 from ntdd.runtime.rewrite import compile_rewritten
 from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind

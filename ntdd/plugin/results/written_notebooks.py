@@ -32,8 +32,8 @@ import pytest
 from ntdd.errors import NtddError
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
-from ntdd.plugin import results_files
-from ntdd.plugin.ledger import NotebookRun, ledger
+from ntdd.plugin.results import files as results_files
+from ntdd.plugin.results.ledger import NotebookRun, ledger
 from ntdd.settings.typed import Settings, settings_of
 
 OPTION = "--ntdd-write-notebooks"

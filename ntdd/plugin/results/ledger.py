@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from ntdd.plugin.cell_records import cell_records
 from ntdd.plugin.once import registered
-from ntdd.plugin.record import TestRecord, record_of
+from ntdd.plugin.results.cell_records import cell_records
+from ntdd.plugin.results.record import TestRecord, record_of
 from ntdd.runtime.cell_log import CellRun, settled
 
 

@@ -21,22 +21,22 @@ import pytest
 
 from ntdd.errors import NtddError, SetupError
 from ntdd.notebook.read import notebook_of_bytes, unreadable
-from ntdd.plugin import results_files
+from ntdd.plugin.failures.hooks import WHERE_NOTE
 from ntdd.plugin.items import runtime_of
-from ntdd.plugin.ledger import NotebookRun, ledger
-from ntdd.plugin.record import TestRecord, record_of
-from ntdd.plugin.report_hooks import WHERE_NOTE
-from ntdd.plugin.report_pins import pinned_cells
-from ntdd.plugin.report_values import (
+from ntdd.plugin.report.pins import pinned_cells
+from ntdd.plugin.report.values import (
     NotebookResults,
     OtherFailure,
     RunResults,
     SetupCellError,
     TestResult,
 )
-from ntdd.plugin.smoke import NOTES as SMOKE_NOTES
-from ntdd.plugin.summary import _message as message_of
-from ntdd.plugin.summary import category_of, terminal_line
+from ntdd.plugin.results import files as results_files
+from ntdd.plugin.results.ledger import NotebookRun, ledger
+from ntdd.plugin.results.record import TestRecord, record_of
+from ntdd.plugin.results.summary import _message as message_of
+from ntdd.plugin.results.summary import category_of, terminal_line
+from ntdd.plugin.running.smoke import NOTES as SMOKE_NOTES
 from ntdd.runtime.cell_log import COPY_CAP, CellRun, capped_note, notebook_traceback
 from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.settings import settings_of
@@ -138,7 +138,7 @@ class ReportWriter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workerinput"):
             return  # the controller has every report and writes the page
-        from ntdd.plugin.report_html import write_report
+        from ntdd.plugin.report.html import write_report
 
         results = self.results()
         results_files.write(

@@ -20,8 +20,9 @@ import pytest
 
 from ntdd.errors import ConfigError
 from ntdd.notebook.files import write_atomic
-from ntdd.plugin import results_files
-from ntdd.plugin.balance import (
+from ntdd.plugin.results import files as results_files
+from ntdd.plugin.results.record import record_of
+from ntdd.plugin.scale.balance import (
     Weights,
     dump_durations,
     load_durations,
@@ -29,7 +30,6 @@ from ntdd.plugin.balance import (
     weigh,
     workers_that_pay,
 )
-from ntdd.plugin.record import record_of
 from ntdd.settings.typed import Settings, Shard, settings_of
 
 # What a worker tells the xdist controller, in its `workeroutput`: the controller

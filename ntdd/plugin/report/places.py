@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ntdd.plugin.report_values import RunResults
+from ntdd.plugin.report.values import RunResults
 
 Test = dict[str, Any]  # a TestResult as the template reads it
 PROBLEMS = ("failed", "error")

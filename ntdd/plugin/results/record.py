@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.plugin.report_values import SetupCellError
+from ntdd.plugin.report.values import SetupCellError
 from ntdd.runtime.cell_log import CellRun
 
 ATTRIBUTE = "ntdd"  # the one attribute of a report that is ntdd's

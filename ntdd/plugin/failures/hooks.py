@@ -19,11 +19,12 @@ import pytest
 
 from ntdd.errors import SetupError
 from ntdd.format.locate import CellLocation
-from ntdd.plugin import beside_nbval, places
-from ntdd.plugin.failures import notebook_failure
+from ntdd.plugin.beside import nbval as beside_nbval
+from ntdd.plugin.failures import places
+from ntdd.plugin.failures.places import failing_line
+from ntdd.plugin.failures.tracebacks import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
-from ntdd.plugin.places import failing_line
-from ntdd.plugin.record import made, record_of
+from ntdd.plugin.results.record import made, record_of
 from ntdd.runtime import timeout
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime

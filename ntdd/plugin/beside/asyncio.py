@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.plugin.collect import NotebookModule, as_notebook_test
+from ntdd.plugin.collection.collect import NotebookModule, as_notebook_test
 
 _PYTEST_ASYNCIO = "pytest_asyncio"
 

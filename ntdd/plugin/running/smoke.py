@@ -18,7 +18,7 @@ import pytest
 
 from ntdd.config import Smoke
 from ntdd.plugin.items import runtime_of
-from ntdd.plugin.record import record_of
+from ntdd.plugin.results.record import record_of
 from ntdd.runtime.smoke_run import SmokeRun
 
 FULL_RUN = "full_run"

@@ -24,11 +24,11 @@ import pytest
 
 from ntdd.format.module import parse_header
 from ntdd.notebook.files import is_notebook_file
-from ntdd.plugin import beside_nbval
-from ntdd.plugin.collect import Loaded, NotebookModule, as_notebook_test
+from ntdd.plugin.beside import nbval as beside_nbval
+from ntdd.plugin.collection.collect import Loaded, NotebookModule, as_notebook_test
+from ntdd.plugin.collection.untested import UntestedNotebooks
 from ntdd.plugin.items import notebook_module, runtime_of
-from ntdd.plugin.output_checks import OutputCheck
-from ntdd.plugin.untested import UntestedNotebooks
+from ntdd.plugin.results.output_checks import OutputCheck
 from ntdd.runtime.devices import device_unavailable
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.settings import Settings
@@ -235,7 +235,7 @@ class CollectionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         """Under `-n`, a notebook's tests go to one worker, so its setup runs once."""
-        from ntdd.plugin.xdist import make_scheduler
+        from ntdd.plugin.scale.xdist import make_scheduler
 
         return make_scheduler(config, log)
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
-from ntdd.plugin.report_markdown import clean_markdown_html, clean_output_html
-from ntdd.plugin.report_places import failure_list, place_tests
-from ntdd.plugin.report_values import NotebookResults, RunResults, TestResult
+from ntdd.plugin.report.markdown import clean_markdown_html, clean_output_html
+from ntdd.plugin.report.places import failure_list, place_tests
+from ntdd.plugin.report.values import NotebookResults, RunResults, TestResult
 from ntdd.runtime.cell_log import CellRun
 
 # pytest's summary line: its order of words, and its colours.

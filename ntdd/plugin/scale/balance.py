@@ -7,7 +7,7 @@ recorded for them, else by their number of tests, and dealt out longest
 first, each to the least-loaded shard (LPT). Ties break by path and by shard
 number, so every machine of a CI matrix computes the same partition.
 
-Pure functions on plain values: no pytest here (see `ntdd.plugin.shards`).
+Pure functions on plain values: no pytest here (see `ntdd.plugin.scale.shards`).
 """
 
 from __future__ import annotations

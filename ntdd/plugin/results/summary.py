@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.plugin import results_files
+from ntdd.plugin.results import files as results_files
 from ntdd.settings.typed import settings_of
 
 MAX_LISTED = 50  # failures listed in full; GitHub caps a step summary at 1 MiB

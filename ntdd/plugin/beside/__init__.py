@@ -1,0 +1,2 @@
+"""ntdd beside other plugins: nbval's cells (`nbval`), pytest-asyncio (`asyncio`), and
+VS Code's test adapter (`vscode`)."""

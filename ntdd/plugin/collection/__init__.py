@@ -1,0 +1,3 @@
+"""Collecting notebooks: a notebook as the module `ntdd export` would write (`collect`), its
+compiled module cached (`module_cache`), the session's collection hooks and test order
+(`hooks`), and the notebooks without tests (`untested`)."""

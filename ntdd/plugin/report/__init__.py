@@ -1,0 +1,3 @@
+"""`--ntdd-report`: the page of the run, gathered from the records and the ledger
+(`writer`), its values (`values`), where each test sits (`places`), the parameters'
+pins (`pins`), and the page itself (`html`, with markdown cells as `markdown`)."""
