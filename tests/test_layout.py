@@ -93,6 +93,7 @@ def test_every_part_of_the_package_is_accounted_for() -> None:
         "runtime",
         "plugin",
         "commands",
+        "repository",
         "kernel",
         "faults",
         "torch",

@@ -8,6 +8,6 @@ the one-line error. The work itself is in `export`, `sync`, `drift`,
 exporter, which guards its writes as `ntdd export` does.
 
 May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline,
-ntdd.faults. Never ntdd.plugin: the pytest side does not know the commands,
+ntdd.repository, ntdd.faults. Never ntdd.plugin: the pytest side does not know the commands,
 and the commands run pytest only as a subprocess.
 """

@@ -139,7 +139,7 @@ def installed_pins(root: Path, imported: Mapping[str, str], named: Sequence[str]
     from importlib import metadata
 
     from ntdd.commands.origin import RELEASE, origin_of
-    from ntdd.commands.survey import checkout_of
+    from ntdd.repository.git import checkout_of
 
     def version(name: str) -> str | None:
         try:

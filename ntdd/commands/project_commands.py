@@ -219,7 +219,7 @@ def _reads(path: Path, words: tuple[str, ...]) -> bool:
 
 def _check_init_args(args: argparse.Namespace, root: Path) -> None:
     """Refuse before looking at the repository: bad values, a file in the way, a subfolder."""
-    from ntdd.commands.survey import git_top
+    from ntdd.repository.git import git_top
 
     if args.no_nbval and args.outputs in ("nbval", "ntdd"):
         raise NtddError(f"--no-nbval and --outputs {args.outputs}: choose one")

@@ -1,0 +1,13 @@
+"""What `ntdd init` and `ntdd list` know of a repository.
+
+- `git`: what git says of a work tree: its top folder, the files it tracks or
+  would add, which of them Git LFS stores, the commit checked out and its
+  remote. Every git command ntdd runs is here; outside a work tree, or
+  without git, each answers None (or nothing).
+
+Nothing here parses a command line or prints: the subcommands in
+`ntdd.commands` call these and say what they found.
+
+May import: the shared modules, ntdd.cells, ntdd.notebook, ntdd.format, ntdd.pipeline.
+Never ntdd.commands, which imports this, nor pytest.
+"""
