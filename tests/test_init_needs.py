@@ -11,7 +11,7 @@ import pytest
 from ntdd.commands.dependencies import declared
 from ntdd.commands.depends import code_sources, named_paths, names
 from ntdd.commands.needs import Pins, cell_imports, requirement_lines, resolve
-from ntdd.commands.origin import Origin
+from ntdd.repository.origin import Origin
 from ntdd.values import Cell
 
 

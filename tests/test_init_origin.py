@@ -12,8 +12,8 @@ import yaml
 from conftest import write_notebook
 
 from ntdd.commands.cli import main
-from ntdd.commands.origin import Origin, given, origin_of, runner_url
 from ntdd.repository.git import Checkout, checkout_of
+from ntdd.repository.origin import Origin, given, origin_of, runner_url
 
 ROOT = Path("/home/me/course")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ntdd.commands.dependencies import Declared
 from ntdd.commands.needs import Pins
-from ntdd.commands.origin import Origin
+from ntdd.repository.origin import Origin
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 

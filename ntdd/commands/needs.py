@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ntdd.cells.cell_code import to_python
 from ntdd.cells.magics import MagicCall, installs
-from ntdd.commands.origin import Origin
+from ntdd.repository.origin import Origin
 from ntdd.values import Cell
 
 # PyPI's Linux wheels of these carry CUDA; a hosted runner installs PyTorch's CPU builds.
@@ -138,8 +138,8 @@ def installed_pins(root: Path, imported: Mapping[str, str], named: Sequence[str]
     import json
     from importlib import metadata
 
-    from ntdd.commands.origin import RELEASE, origin_of
     from ntdd.repository.git import checkout_of
+    from ntdd.repository.origin import RELEASE, origin_of
 
     def version(name: str) -> str | None:
         try:

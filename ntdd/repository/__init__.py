@@ -4,6 +4,8 @@
   would add, which of them Git LFS stores, the commit checked out and its
   remote. Every git command ntdd runs is here; outside a work tree, or
   without git, each answers None (or nothing).
+- `origin`: where an installed distribution came from (an index, a URL, a
+  checkout, a file in the repository), as a requirement a runner can install.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.
