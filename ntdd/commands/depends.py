@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ntdd.cells.cell_code import to_python
-from ntdd.commands.needs import imported
 from ntdd.errors import NtddError
+from ntdd.repository.notebook_imports import imported
 from ntdd.values import Cell
 
 if sys.version_info >= (3, 11):

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ntdd.commands.dependencies import Declared
-from ntdd.commands.needs import Pins
+from ntdd.repository.dependencies import Declared
 from ntdd.repository.origin import Origin
+from ntdd.repository.pins import Pins
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 

@@ -13,7 +13,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.commands.dependencies import Declared, declared
 from ntdd.commands.depends import (
     code_sources,
     local_module,
@@ -22,10 +21,11 @@ from ntdd.commands.depends import (
     names,
     outside,
 )
-from ntdd.commands.needs import Imports, cell_imports, third_party
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
+from ntdd.repository.dependencies import Declared, declared
 from ntdd.repository.git import git_files, stored_with_lfs
+from ntdd.repository.notebook_imports import Imports, cell_imports, third_party
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,12 @@ from pathlib import Path, PurePosixPath
 import jinja2
 
 from ntdd.commands.installs import TORCH_CPU_INDEX, Installs, plan_installs
-from ntdd.commands.needs import Pins
 from ntdd.commands.survey import Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
 from ntdd.repository.origin import Origin
+from ntdd.repository.pins import Pins
 
 _HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"

@@ -6,6 +6,14 @@
   without git, each answers None (or nothing).
 - `origin`: where an installed distribution came from (an index, a URL, a
   checkout, a file in the repository), as a requirement a runner can install.
+- `requirements`: pip requirements as text: a file's lines, a requirement's
+  name, the torch family.
+- `dependencies`: the files in which a repository says what to install
+  (requirements.txt, pyproject.toml or setup.py, environment.yml).
+- `notebook_imports`: what a notebook's code cells import, and what its
+  `%pip install` lines name.
+- `pins`: those imports as distributions a runner installs, at the versions
+  installed where `ntdd init` runs.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.
