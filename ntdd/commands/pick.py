@@ -13,7 +13,7 @@ tested; a paired text notebook's change tests its `.ipynb`, a generated
 module's change (a hand edit that `ntdd export --check` refuses, as the
 pre-commit hook does) tests the notebook its header names, wherever the
 module is, and a change to a file elsewhere tests the notebooks whose code
-names it (`depends.named_paths`: `"../data/train.csv"`).
+names it (`named_files.named_paths`: `"../data/train.csv"`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ntdd.commands.depends import files_named, names
 from ntdd.notebook.files import notebooks_among
 from ntdd.notebook.read import dangling_link
+from ntdd.repository.named_files import files_named, names
 
 
 @dataclass(frozen=True)

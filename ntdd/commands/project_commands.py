@@ -151,10 +151,10 @@ def _on_disk(paths: Sequence[str]) -> list[str]:
 
 def init_command(args: argparse.Namespace) -> int:
     """`ntdd init`: survey the repository and write (or print) its CI workflow."""
-    from ntdd.commands.survey import survey
     from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
     from ntdd.repository.origin import given, installed_origin
     from ntdd.repository.pins import installed_pins
+    from ntdd.repository.survey import survey
 
     root = Path.cwd().resolve()
     _check_init_args(args, root)

@@ -1,6 +1,6 @@
 """`ntdd init`: a GitHub Actions workflow that fits the repository it is written into.
 
-`ntdd.commands.survey` looks at the repository; `plan` turns what it found and the
+`ntdd.repository.survey` looks at the repository; `plan` turns what it found and the
 options into `WorkflowOptions` and notes that say what was decided and why;
 `render_workflow` fills `templates/workflow.yml.j2` with them.
 """
@@ -18,12 +18,12 @@ from pathlib import Path, PurePosixPath
 import jinja2
 
 from ntdd.commands.installs import TORCH_CPU_INDEX, Installs, plan_installs
-from ntdd.commands.survey import Survey
 from ntdd.errors import ForeignFileError
 from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
 from ntdd.repository.origin import Origin
 from ntdd.repository.pins import Pins
+from ntdd.repository.survey import Survey
 
 _HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"  # where `ntdd init` runs
 WORKFLOW_TEMPLATE = "workflow.yml.j2"

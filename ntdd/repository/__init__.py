@@ -14,6 +14,14 @@
   `%pip install` lines name.
 - `pins`: those imports as distributions a runner installs, at the versions
   installed where `ntdd init` runs.
+- `local_code`: the repository's code the notebooks run (the package the
+  workflow installs, the modules they import from beside them): a change to
+  it tests every notebook.
+- `named_files`: the files a notebook's code names (`"../data/train.csv"`):
+  a change to one tests the notebooks that name it.
+- `survey`: what `ntdd init` finds, as one `Survey`: where the notebooks are,
+  which have tests, whether their modules are committed, what they need
+  installed, what they run and read outside their folder.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.

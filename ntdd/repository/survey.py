@@ -10,21 +10,16 @@ and what the notebooks need installed: the files that say so
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.commands.depends import (
-    code_sources,
-    local_module,
-    named_folders,
-    named_paths,
-    names,
-    outside,
-)
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
 from ntdd.repository.dependencies import Declared, declared
 from ntdd.repository.git import git_files, stored_with_lfs
+from ntdd.repository.local_code import code_sources, local_module
+from ntdd.repository.named_files import named_folders, named_paths, names
 from ntdd.repository.notebook_imports import Imports, cell_imports, third_party
 
 
@@ -65,7 +60,7 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
     read = _read_notebooks(root, notebooks)
     project = declared(root, _clean(folder))
     sources = code_sources(root, project.package, read.modules)
-    data = outside(named_folders(root, read.named), _clean(folder))
+    data = _outside(named_folders(root, read.named), _clean(folder))
     out_dir = _modules_dir(root, modules_dir)
     modules = {nb: _module(root, nb, out_dir) for nb in read.with_tests}
     generated = {nb: m for nb, m in modules.items() if _is_generated(root / m)}
@@ -83,7 +78,7 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
         imports=tuple(read.imports.items()),
         installs=tuple(read.installs.items()),
         lfs=stored_with_lfs(root, sorted(f for f in listed or () if _read_there(f, folder, data))),
-        sources=outside(sources, _clean(folder)),
+        sources=_outside(sources, _clean(folder)),
         data=data,
     )
 
@@ -119,6 +114,14 @@ def _common_folder(notebooks: tuple[str, ...]) -> str:
 
 def _inside(path: str, folder: str) -> bool:
     return folder in ("", ".") or path.startswith(_clean(folder) + "/")
+
+
+def _outside(paths: Iterable[str], folder: str) -> tuple[str, ...]:
+    """Those of *paths* (files, or folders ending with `/`) outside the notebooks'
+    *folder*, whose own changes test the notebooks already; none for the top folder."""
+    if folder == ".":
+        return ()
+    return tuple(p for p in paths if p.rstrip("/") != folder and not p.startswith(f"{folder}/"))
 
 
 def _clean(folder: str) -> str:
