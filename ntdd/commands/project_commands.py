@@ -151,10 +151,11 @@ def _on_disk(paths: Sequence[str]) -> list[str]:
 
 def init_command(args: argparse.Namespace) -> int:
     """`ntdd init`: survey the repository and write (or print) its CI workflow."""
-    from ntdd.commands.workflow import Choices, plan, render_workflow, write_workflow
     from ntdd.repository.origin import given, installed_origin
     from ntdd.repository.pins import installed_pins
     from ntdd.repository.survey import survey
+    from ntdd.repository.workflow import Choices, plan
+    from ntdd.repository.workflow_file import render_workflow, write_workflow
 
     root = Path.cwd().resolve()
     _check_init_args(args, root)

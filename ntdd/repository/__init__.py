@@ -22,6 +22,11 @@
 - `survey`: what `ntdd init` finds, as one `Survey`: where the notebooks are,
   which have tests, whether their modules are committed, what they need
   installed, what they run and read outside their folder.
+- `installs`: what the workflow's jobs install: the repository's dependency
+  files, else the pins; ntdd from where it came; torch from PyTorch's CPU index.
+- `workflow`: `ntdd init`'s decisions (`plan`): the survey and the options
+  asked for as `WorkflowOptions`, with notes that say why.
+- `workflow_file`: those options rendered as the workflow's YAML, and written.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.
