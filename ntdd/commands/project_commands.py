@@ -68,8 +68,8 @@ def list_command(args: argparse.Namespace) -> int:
     A picked notebook that cannot be handed to pytest (`pick.untestable`: a link
     to a deleted notebook) is left out and named as an error, and the exit is 2,
     after the others are written: they are still tested, and the job is red."""
-    from ntdd.commands.pick import pick, untestable
     from ntdd.notebook.files import check_results_file, find_notebooks
+    from ntdd.repository.pick import module_sources, pick, untestable
 
     end = b"\0" if args.null else b"\n"
     if args.args_file is not None:
@@ -80,7 +80,7 @@ def list_command(args: argparse.Namespace) -> int:
     else:
         tracked = _names(args.files_from, end) if args.files_from else _on_disk(args.paths)
         changed = _names(args.changed, end) if args.changed else None
-        picked = pick(tracked, args.paths, changed, args.depends_on, _sources(changed or []))
+        picked = pick(tracked, args.paths, changed, args.depends_on, module_sources(changed or []))
         found, why = list(picked.notebooks), picked.why
     reasons = [(path, untestable(path, args.args_file is not None)) for path in found]
     found = [path for path, reason in reasons if reason is None]
@@ -132,15 +132,6 @@ def _names(source: Path, end: bytes) -> list[str]:
             f"{source}: cannot be read: {(e.strerror or type(e).__name__).lower()}"
         ) from e
     return [os.fsdecode(name) for name in data.split(end) if name]
-
-
-def _sources(changed: Sequence[str]) -> dict[str, Path]:
-    """The notebook each changed generated module names in its header, as the
-    pre-commit hook pairs a staged module with its notebook."""
-    from ntdd.format.paths import source_of
-
-    found = {name: source_of(Path(name)) for name in changed if name.endswith(".py")}
-    return {name: notebook for name, notebook in found.items() if notebook is not None}
 
 
 def _on_disk(paths: Sequence[str]) -> list[str]:

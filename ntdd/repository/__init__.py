@@ -27,6 +27,8 @@
 - `workflow`: `ntdd init`'s decisions (`plan`): the survey and the options
   asked for as `WorkflowOptions`, with notes that say why.
 - `workflow_file`: those options rendered as the workflow's YAML, and written.
+- `pick`: the notebooks `ntdd list` names for the workflow to test: all of
+  them, or those a change can break; and those pytest cannot be handed.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.

@@ -78,6 +78,15 @@ def pick(
     return Picked(tuple(n for n in every if n in touched | reading), why)
 
 
+def module_sources(changed: Sequence[str]) -> dict[str, Path]:
+    """The notebook each changed generated module names in its header, as the
+    pre-commit hook pairs a staged module with its notebook."""
+    from ntdd.format.paths import source_of
+
+    found = {name: source_of(Path(name)) for name in changed if name.endswith(".py")}
+    return {name: notebook for name, notebook in found.items() if notebook is not None}
+
+
 def _names_any(changed: Sequence[str], named: Sequence[str]) -> bool:
     return any(names(name, named) for name in changed)
 
