@@ -29,6 +29,8 @@
 - `workflow_file`: those options rendered as the workflow's YAML, and written.
 - `pick`: the notebooks `ntdd list` names for the workflow to test: all of
   them, or those a change can break; and those pytest cannot be handed.
+- `nbdev`: what `ntdd init` tells an nbdev project about its
+  `#| eval: false` cells.
 
 Nothing here parses a command line or prints: the subcommands in
 `ntdd.commands` call these and say what they found.
