@@ -8,10 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from ntdd.commands.dependencies import declared
-from ntdd.commands.depends import code_sources, named_paths, names
-from ntdd.commands.needs import Pins, cell_imports, requirement_lines, resolve
-from ntdd.commands.origin import Origin
+from ntdd.repository.dependencies import declared
+from ntdd.repository.local_code import code_sources
+from ntdd.repository.named_files import named_paths, names
+from ntdd.repository.notebook_imports import cell_imports
+from ntdd.repository.origin import Origin
+from ntdd.repository.pins import Pins, resolve
+from ntdd.repository.requirements import requirement_lines
 from ntdd.values import Cell
 
 

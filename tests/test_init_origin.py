@@ -12,7 +12,8 @@ import yaml
 from conftest import write_notebook
 
 from ntdd.commands.cli import main
-from ntdd.commands.origin import Checkout, Origin, given, origin_of, runner_url
+from ntdd.repository.git import Checkout, checkout_of
+from ntdd.repository.origin import Origin, given, origin_of, runner_url
 
 ROOT = Path("/home/me/course")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -232,8 +233,6 @@ def test_a_bad_ntdd_from_is_bad_input(
 
 
 def test_a_checkouts_state_is_read_from_git(tmp_path: Path) -> None:
-    from ntdd.commands.survey import checkout_of
-
     if shutil.which("git") is None:
         pytest.skip("needs git")
     (tmp_path / "src").mkdir()

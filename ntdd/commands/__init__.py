@@ -1,13 +1,15 @@
 """The `ntdd` command and its subcommands: export, sync, init, faults, ….
 
 `cli` is the command line (its options, and `main`); `module_commands`
-(export, sync) and `project_commands` (faults, list, init) do what each
+(export, sync), `init`, `list`, `faults` and `mark` each do what one
 subcommand asks and print what it did; `console` holds the exit codes and
-the one-line error. The work itself is in `export`, `sync`, `drift`,
-`survey`, `workflow` and `pick`. Also the `jupyter nbconvert --to ntdd`
-exporter, which guards its writes as `ntdd export` does.
+the one-line error, `summary_file` the Markdown appended to `--report` and
+`--summary`. What `init` and `list` know of a repository is
+`ntdd.repository`'s; the work of export and sync is in `export`, `sync` and
+`drift`. Also the `jupyter nbconvert --to ntdd` exporter, which guards its
+writes as `ntdd export` does.
 
 May import: the shared modules, ntdd.settings (`[tool.ntdd]`), ntdd.cells, ntdd.notebook,
-ntdd.format, ntdd.pipeline, ntdd.faults. Never ntdd.plugin: the pytest side does not know
-the commands, and the commands run pytest only as a subprocess.
+ntdd.format, ntdd.pipeline, ntdd.repository, ntdd.faults. Never ntdd.plugin: the pytest side
+does not know the commands, and the commands run pytest only as a subprocess.
 """

@@ -1,9 +1,8 @@
 """The `ntdd` command line: its subcommands, their options, and `main`.
 
 What each subcommand then does is in `module_commands` (export, sync),
-`project_commands` (faults, list, init) and `mark`; they load the heavy
-parts (Jinja, nbformat, pytest) only when they run, so `ntdd --help` stays
-quick.
+`faults`, `init`, `list` and `mark`; they load the heavy parts (Jinja,
+nbformat, pytest) only when they run, so `ntdd --help` stays quick.
 
 Exit codes: 0 done; 1 nothing to do, a check failed, or a sync was refused;
 2 bad input (a file that is not a notebook, a foreign file in the way, a bad
@@ -21,9 +20,11 @@ from typing import TypeVar
 
 from ntdd._version import __version__
 from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, print_error
+from ntdd.commands.faults import faults_command
+from ntdd.commands.init import init_command
+from ntdd.commands.list import list_command
 from ntdd.commands.mark import mark_command
 from ntdd.commands.module_commands import export_command, sync_command
-from ntdd.commands.project_commands import faults_command, init_command, list_command
 from ntdd.errors import NtddError
 
 __all__ = ["BAD_INPUT", "FAULTS_MISSED", "NOTHING_TO_DO", "OK", "main"]

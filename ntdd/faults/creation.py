@@ -43,8 +43,7 @@ from typing import Any
 
 from ntdd.faults import models
 from ntdd.faults.finding import Namespace, Seen, counted
-
-SCALE, SCALE_TEXT = 1e4, "1e4"  # explodes activations, and stays finite in float32
+from ntdd.faults.training import SCALE, SCALE_TEXT, first_parameter_is_lazy, unplug
 
 Undo = Callable[[], None]
 
@@ -298,8 +297,6 @@ def scale(torch: Any, made: Made) -> list[Undo]:
 def unregistered(torch: Any, made: Made) -> list[Undo]:
     """A model's first parameter made a plain attribute before anything uses the model:
     before an optimizer gets its parameters, or its first forward."""
-    from ntdd.faults.training import first_parameter_is_lazy, unplug
-
     module_type = torch.nn.Module
     original = module_type.named_parameters
     notebooks = Seen()  # the models the notebook made (not a test)

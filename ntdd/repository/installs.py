@@ -1,7 +1,7 @@
 """What the workflow's jobs install, so that a runner has what the notebooks need.
 
 The repository's own dependency files when it has them; else the notebooks'
-imports at the versions installed where `ntdd init` runs (`needs`). ntdd
+imports at the versions installed where `ntdd init` runs (`pins`). ntdd
 itself comes from where the ntdd running `ntdd init` came from (`origin`),
 or from `--ntdd-from`. On a hosted runner the torch family comes from
 PyTorch's CPU index, first and alone (`--index-url`, so that no other
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ntdd.commands.dependencies import Declared
-from ntdd.commands.needs import Pins
-from ntdd.commands.origin import Origin
+from ntdd.repository.dependencies import Declared
+from ntdd.repository.origin import Origin
+from ntdd.repository.pins import Pins
 
 TORCH_CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 

@@ -13,7 +13,7 @@ tested; a paired text notebook's change tests its `.ipynb`, a generated
 module's change (a hand edit that `ntdd export --check` refuses, as the
 pre-commit hook does) tests the notebook its header names, wherever the
 module is, and a change to a file elsewhere tests the notebooks whose code
-names it (`depends.named_paths`: `"../data/train.csv"`).
+names it (`named_files.named_paths`: `"../data/train.csv"`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ntdd.commands.depends import files_named, names
 from ntdd.notebook.files import notebooks_among
 from ntdd.notebook.read import dangling_link
+from ntdd.repository.named_files import files_named, names
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,15 @@ def pick(
     why = "the notebooks this pull request changes"
     why += ", and those naming a file it changes" if reading - touched else ""
     return Picked(tuple(n for n in every if n in touched | reading), why)
+
+
+def module_sources(changed: Sequence[str]) -> dict[str, Path]:
+    """The notebook each changed generated module names in its header, as the
+    pre-commit hook pairs a staged module with its notebook."""
+    from ntdd.format.paths import source_of
+
+    found = {name: source_of(Path(name)) for name in changed if name.endswith(".py")}
+    return {name: notebook for name, notebook in found.items() if notebook is not None}
 
 
 def _names_any(changed: Sequence[str], named: Sequence[str]) -> bool:

@@ -10,23 +10,17 @@ and what the notebooks need installed: the files that say so
 from __future__ import annotations
 
 import os
-import subprocess
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.commands.dependencies import Declared, declared
-from ntdd.commands.depends import (
-    code_sources,
-    local_module,
-    named_folders,
-    named_paths,
-    names,
-    outside,
-)
-from ntdd.commands.needs import Imports, cell_imports, third_party
-from ntdd.commands.origin import Checkout
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.notebook.files import find_notebooks, notebooks_among
+from ntdd.repository.dependencies import Declared, declared
+from ntdd.repository.git import git_files, stored_with_lfs
+from ntdd.repository.local_code import code_sources, local_module
+from ntdd.repository.named_files import named_folders, named_paths, names
+from ntdd.repository.notebook_imports import Imports, cell_imports, third_party
 
 
 @dataclass(frozen=True)
@@ -51,8 +45,8 @@ class Survey:
 
 def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
     """Look at the repository whose top folder is *root* (the working directory)."""
-    listed = _git_files(root, "--cached", "--others", "--exclude-standard")
-    tracked = _git_files(root, "--cached")
+    listed = git_files(root, "--cached", "--others", "--exclude-standard")
+    tracked = git_files(root, "--cached")
     given = _given_folder(root, notebooks_dir) if notebooks_dir is not None else None
     found = _notebooks(root, given or ".", listed)
     if not found:
@@ -66,7 +60,7 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
     read = _read_notebooks(root, notebooks)
     project = declared(root, _clean(folder))
     sources = code_sources(root, project.package, read.modules)
-    data = outside(named_folders(root, read.named), _clean(folder))
+    data = _outside(named_folders(root, read.named), _clean(folder))
     out_dir = _modules_dir(root, modules_dir)
     modules = {nb: _module(root, nb, out_dir) for nb in read.with_tests}
     generated = {nb: m for nb, m in modules.items() if _is_generated(root / m)}
@@ -83,68 +77,10 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
         git=tracked is not None,
         imports=tuple(read.imports.items()),
         installs=tuple(read.installs.items()),
-        lfs=_stored_with_lfs(root, sorted(f for f in listed or () if _read_there(f, folder, data))),
-        sources=outside(sources, _clean(folder)),
+        lfs=stored_with_lfs(root, sorted(f for f in listed or () if _read_there(f, folder, data))),
+        sources=_outside(sources, _clean(folder)),
         data=data,
     )
-
-
-def git_top(root: Path) -> Path | None:
-    """The top folder of the git work tree holding *root*, or None outside one."""
-    done = _git(root, "rev-parse", "--show-toplevel")
-    return Path(done.strip()).resolve() if done is not None else None
-
-
-def checkout_of(folder: Path) -> Checkout | None:
-    """The git state of the work tree holding *folder*: the remote its branch tracks (else
-    `origin`, else the only one), the commit, and whether it is dirty or unpushed."""
-    commit = _git(folder, "rev-parse", "HEAD")
-    if commit is None:
-        return None
-    upstream = (_git(folder, "rev-parse", "--abbrev-ref", "@{upstream}") or "").strip()
-    remotes = (_git(folder, "remote") or "").split()
-    name = upstream.split("/")[0] if upstream else "origin" if "origin" in remotes else None
-    name = name or (remotes[0] if len(remotes) == 1 else None)
-    remote = (_git(folder, "config", "--get", f"remote.{name}.url") or "").strip() if name else ""
-    dirty = bool((_git(folder, "status", "--porcelain", "--untracked-files=no") or "").strip())
-    holders = (_git(folder, "branch", "-r", "--contains", commit.strip()) or "").strip()
-    return Checkout(remote or None, commit.strip(), dirty, pushed=bool(holders))
-
-
-def _stored_with_lfs(root: Path, files: list[str]) -> tuple[str, ...]:
-    """Those of *files* that `.gitattributes` stores with Git LFS (`filter=lfs`): a
-    checkout without LFS holds their pointers, a few lines of text, instead."""
-    if not files:
-        return ()
-    try:
-        done = subprocess.run(
-            ["git", "check-attr", "-z", "--stdin", "filter"],
-            cwd=root,
-            input=b"".join(os.fsencode(f) + b"\0" for f in files),
-            capture_output=True,
-        )
-    except OSError:
-        return ()
-    fields = done.stdout.split(b"\0")  # path, attribute, value; each NUL-ended
-    found = (
-        os.fsdecode(fields[i]) for i in range(0, len(fields) - 2, 3) if fields[i + 2] == b"lfs"
-    )
-    return tuple(found) if done.returncode == 0 else ()
-
-
-def _git_files(root: Path, *which: str) -> set[str] | None:
-    out = _git(root, "ls-files", "-z", *which)
-    return None if out is None else {p for p in out.split("\0") if p}
-
-
-def _git(root: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, capture_output=True, text=True, encoding="utf-8"
-        )
-    except OSError:
-        return None  # no git on this machine
-    return done.stdout if done.returncode == 0 else None
 
 
 def _given_folder(root: Path, folder: str) -> str:
@@ -178,6 +114,14 @@ def _common_folder(notebooks: tuple[str, ...]) -> str:
 
 def _inside(path: str, folder: str) -> bool:
     return folder in ("", ".") or path.startswith(_clean(folder) + "/")
+
+
+def _outside(paths: Iterable[str], folder: str) -> tuple[str, ...]:
+    """Those of *paths* (files, or folders ending with `/`) outside the notebooks'
+    *folder*, whose own changes test the notebooks already; none for the top folder."""
+    if folder == ".":
+        return ()
+    return tuple(p for p in paths if p.rstrip("/") != folder and not p.startswith(f"{folder}/"))
 
 
 def _clean(folder: str) -> str:

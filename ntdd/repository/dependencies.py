@@ -6,7 +6,7 @@ setup.py) with `pip install -e .`, which installs its dependencies too. An
 `environment.yml` (or `.yaml`) is conda's: the workflow builds it with
 micromamba instead of setting up Python, as conda would, and installs ntdd
 into it. Where a repository has none of them, the notebooks' own imports
-say what to install (`ntdd.commands.needs`).
+say what to install (`pins`).
 
 What these files name from the torch family is read too: a hosted runner
 installs it from PyTorch's CPU index first, so that pip finds it satisfied
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ntdd.commands.needs import requirement_lines, torch_requirements
+from ntdd.repository.requirements import requirement_lines, torch_requirements
 
 if sys.version_info >= (3, 11):
     import tomllib

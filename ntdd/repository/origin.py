@@ -21,6 +21,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
+from ntdd.repository.git import Checkout, checkout_of
+
 RELEASE = "release"  # from an index, at a version
 URL = "url"  # a PEP 508 direct reference: `name @ URL`
 PATH = "path"  # a file or folder inside the repository, by its path there
@@ -32,16 +34,6 @@ PASS_NTDD_FROM = (
 )
 _SCP = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!/).+)$")  # git@host:o/r.git
 _NAMED = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>(?:\s*(?:[<>=!~;@]|$)).*)$")
-
-
-@dataclass(frozen=True)
-class Checkout:
-    """A git work tree: its remote's URL, the commit checked out, and its state."""
-
-    remote: str | None
-    commit: str
-    dirty: bool = False  # tracked files differ from the commit
-    pushed: bool = True  # a remote branch holds the commit
 
 
 @dataclass(frozen=True)
@@ -87,8 +79,6 @@ def installed_origin(name: str, root: Path) -> Origin:
     """How a runner installs *name* as this environment has it."""
     import json
     from importlib.metadata import PackageNotFoundError, distribution
-
-    from ntdd.commands.survey import checkout_of
 
     try:
         found = distribution(name)
