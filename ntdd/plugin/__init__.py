@@ -108,7 +108,7 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     if not collected or not _in_notebook(collector):
         return collected
     if inspect.iscoroutinefunction(obj):
-        from ntdd.plugin.beside.asyncio import plain_functions
+        from ntdd.plugin.collection.async_tests import plain_functions
 
         collected = plain_functions(collected)
     if isinstance(collected, list):

@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ntdd.errors import SetupError
+from ntdd.plugin.results.record import SetupCellError
 from ntdd.runtime.cell_log import CellRun
 from ntdd.values import Notebook
 
@@ -34,21 +34,6 @@ class TestResult:
     setup_cell: SetupCellError | None = None  # the setup cell whose error errored it
     checks_outputs: bool = False  # a check of its cell's saved outputs (`--ntdd-outputs`)
     figures: tuple[dict[str, str], ...] = ()  # such a check's figures that differ
-
-
-@dataclass(frozen=True)
-class SetupCellError:
-    """A setup cell that raised, as the tests it errored tell it."""
-
-    index: int
-    cell_id: str
-    raised: str  # the class's name
-    first: bool  # the test that ran the cell: its message is the whole error
-
-    @classmethod
-    def of(cls, error: SetupError) -> SetupCellError:
-        raised = error.raised.__name__ if error.raised is not None else "an error"
-        return cls(error.index, error.cell_id or "", raised, error.first)
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,10 @@ from ntdd.notebook.read import notebook_of_bytes, unreadable
 from ntdd.plugin.failures.hooks import WHERE_NOTE
 from ntdd.plugin.items import runtime_of
 from ntdd.plugin.report.pins import pinned_cells
-from ntdd.plugin.report.values import (
-    NotebookResults,
-    OtherFailure,
-    RunResults,
-    SetupCellError,
-    TestResult,
-)
+from ntdd.plugin.report.values import NotebookResults, OtherFailure, RunResults, TestResult
 from ntdd.plugin.results import files as results_files
 from ntdd.plugin.results.ledger import NotebookRun, ledger
-from ntdd.plugin.results.record import TestRecord, record_of
+from ntdd.plugin.results.record import SetupCellError, TestRecord, record_of
 from ntdd.plugin.results.summary import _message as message_of
 from ntdd.plugin.results.summary import category_of, terminal_line
 from ntdd.plugin.running.smoke import NOTES as SMOKE_NOTES

@@ -17,10 +17,25 @@ from typing import Any
 
 import pytest
 
-from ntdd.plugin.report.values import SetupCellError
+from ntdd.errors import SetupError
 from ntdd.runtime.cell_log import CellRun
 
 ATTRIBUTE = "ntdd"  # the one attribute of a report that is ntdd's
+
+
+@dataclass(frozen=True)
+class SetupCellError:
+    """A setup cell that raised, as the tests it errored tell it."""
+
+    index: int
+    cell_id: str
+    raised: str  # the class's name
+    first: bool  # the test that ran the cell: its message is the whole error
+
+    @classmethod
+    def of(cls, error: SetupError) -> SetupCellError:
+        raised = error.raised.__name__ if error.raised is not None else "an error"
+        return cls(error.index, error.cell_id or "", raised, error.first)
 
 
 @dataclass(frozen=True)
