@@ -60,7 +60,7 @@ OPTIONS: dict[str, Option] = {
     "timeout": Option(("--ntdd-timeout", "300")),
     "durations": Option(("--ntdd-store-durations", "durations.json"), ("durations.json",)),
     "cov": Option(("--cov=.", "--cov-report="), (".coverage",), ("pytest_cov",)),
-    "junit": Option(("--junitxml", "junit.xml"), ("junit.xml",)),
+    "junit": Option(("--junit-xml", "junit.xml"), ("junit.xml",)),
     "nbval": Option(("--nbval-lax",), plugins=("nbval",)),
 }
 
@@ -120,12 +120,14 @@ TRAIN = [
 ]
 ANALYSIS = [
     "%matplotlib inline\nimport numpy as np\nimport matplotlib.pyplot as plt",
-    "x = np.linspace(0, 1, 50)\ny = 2 * x + 1\nprint(f'mean {y.mean():.3f}')\ny[:3].round(2)",
+    "# NBVAL_CHECK_OUTPUT\nx = np.linspace(0, 1, 50)\ny = 2 * x + 1\nprint(f'mean {y.mean():.3f}')\n"
+    "y[:3].round(2)",
     "plt.plot(x, y)\nplt.title('a line');",
     "# TEST: the slope is two\nassert np.isclose(np.polyfit(x, y, 1)[0], 2)",
 ]
 UNUSUAL = [
-    "import numpy as np\nfrom IPython.display import JSON, display\nprint('caf\\udce9.csv')\n"
+    "# NBVAL_CHECK_OUTPUT\nimport numpy as np\nfrom IPython.display import JSON, display\n"
+    "print('caf\\udce9.csv')\n"
     "display(JSON({'acc': np.float64(0.91), 'n': np.int64(3)}))",
     "# TEST: numpy's scalars compare\nassert np.float32(0.5) == 0.5",
 ]
@@ -150,9 +152,12 @@ def pytest_runtest_logreport(report):
         outcome = "failed" if report.failed else report.outcome
         with open("verdicts.jsonl", "a", encoding="utf-8") as f:
             f.write(json.dumps([report.nodeid, outcome]) + "\\n")
+        if report.failed and "::outputs_of_cell_" in report.nodeid:  # why, for the assert
+            with open("differences.txt", "a", encoding="utf-8") as f:
+                f.write(report.longreprtext + "\\n")
 """
 COVERAGE = '[tool.coverage.run]\nplugins = ["ntdd.coverage"]\n'
-HARNESS = {"conftest.py", "pyproject.toml", "verdicts.jsonl", "__pycache__"}
+HARNESS = {"conftest.py", "pyproject.toml", "verdicts.jsonl", "differences.txt", "__pycache__"}
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +172,7 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run(
         [*command, "--ntdd-overwrite", *clean],
         cwd=folder,
-        env={**os.environ, **plugin_env()},
+        env={**os.environ, **plugin_env(), "MPLCONFIGDIR": str(folder / ".matplotlib")},
         check=True,
         capture_output=True,
     )
@@ -198,6 +203,8 @@ def sandbox(pytester: pytest.Pytester, saved: Path, monkeypatch: pytest.MonkeyPa
     (folder / "conftest.py").write_text(VERDICTS)
     (folder / "pyproject.toml").write_text(COVERAGE)
     monkeypatch.chdir(folder)
+    # matplotlib's font cache as the saved run had it: a fresh HOME would say it builds one
+    monkeypatch.setenv("MPLCONFIGDIR", str(saved / ".matplotlib"))
     return folder
 
 
@@ -306,7 +313,9 @@ def _assert_other_items_judged(names: tuple[str, ...], verdicts: dict[str, str])
     others = {nodeid: outcome for nodeid, outcome in verdicts.items() if nodeid not in PLAIN}
     checks = {n: o for n, o in others.items() if "::outputs_of_cell_" in n}
     if "outputs" in names or "outputs-lax" in names:
-        assert checks and all(o in ("passed", "skipped") for o in checks.values()), checks
+        differences = Path("differences.txt")
+        said = differences.read_text(encoding="utf-8") if differences.exists() else ""
+        assert checks and all(o in ("passed", "skipped") for o in checks.values()), said
     nbval = {n: o for n, o in others.items() if "::Cell " in n}
     if "nbval" in names:
         assert nbval and all(
