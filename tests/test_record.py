@@ -118,3 +118,37 @@ def test_unusual_outputs_are_written_back_as_a_kernel_would_save_them(
     assert outputs[1]["data"]["application/json"] == {"acc": 0.91, "n": 3, "w": [0, 1, 2]}
     assert outputs[2]["data"]["application/json"] == {"loss": "nan", "day": "2026-01-02"}
     assert not (pytester.path / "out" / "red.ipynb").exists()
+
+
+# Counts the opens of each notebook in the process, as an audit hook sees them.
+OPENS = """
+import collections, os, sys
+OPENS = collections.Counter()
+def _count(event, args):
+    if event == "open" and args and isinstance(args[0], (str, os.PathLike)):
+        name = os.fsdecode(args[0])
+        if name.endswith(".ipynb"):
+            OPENS[os.path.basename(name)] += 1
+sys.addaudithook(_count)
+def pytest_unconfigure(config):
+    with open("opens.txt", "w") as f:
+        f.write(repr(dict(OPENS)))
+"""
+
+
+def test_a_run_with_every_option_reads_a_notebook_three_times(pytester: pytest.Pytester) -> None:
+    """The collection, the saved outputs when the checks run, and once at the end for the
+    page and the writer together (it was five: the checks and the page read their own)."""
+    _notebook(pytester.path / "nb.ipynb", "# NBVAL_CHECK_OUTPUT\nprint(1)", PASSING)
+    nb = nbformat.read(str(pytester.path / "nb.ipynb"), as_version=4)
+    nb.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells[0].execution_count = 1
+    nb.cells[1].source = "# TEST: passes\nassert 1"
+    nbformat.write(nb, str(pytester.path / "nb.ipynb"))
+    pytester.makeconftest(OPENS)
+    every = ["--ntdd-report", "r.html", "--ntdd-summary", "s.md", "--ntdd-outputs-lax"]
+    every += ["--ntdd-write-notebooks", "out", "--junitxml", "j.xml"]
+    every += ["--ntdd-store-durations", "d.json"]
+    result = run(pytester, "--ntdd", *every, "nb.ipynb", subprocess=True)
+    result.assert_outcomes(passed=2)
+    assert (pytester.path / "opens.txt").read_text() == "{'nb.ipynb': 3}"
