@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ntdd.commands.drift import Drift, RegionState, compare, describe_cells, describe_states
-from ntdd.commands.export import read_existing
 from ntdd.errors import FileChangedError, FileWriteError, NotPythonError, NtddError, SyncConflict
 from ntdd.format.module import GLOBAL_NOTE, parse_regions, read_region
+from ntdd.modules.drift import Drift, RegionState, compare, describe_cells, describe_states
+from ntdd.modules.existing import read_existing
 from ntdd.notebook import markers
 from ntdd.notebook.files import ensure_writable, line_ending, write_atomic
 from ntdd.notebook.write import replace_sources
