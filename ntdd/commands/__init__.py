@@ -1,7 +1,7 @@
 """The `ntdd` command and its subcommands: export, sync, init, faults, ….
 
-`cli` is the command line (its options, and `main`); `module_commands`
-(export, sync), `init`, `list`, `faults` and `mark` each do what one
+`cli` is the command line (its options, and `main`); `export` (with
+`--check`), `sync`, `init`, `list`, `faults` and `mark` each do what one
 subcommand asks and print what it did; `console` holds the exit codes and
 the one-line error, `summary_file` the Markdown appended to `--report` and
 `--summary`. What `init` and `list` know of a repository is

@@ -1,8 +1,9 @@
-"""`ntdd export`, `ntdd export --check` and `ntdd sync` on the command line.
+"""`ntdd export` and `ntdd export --check` on the command line.
 
-Each path given is paired with its module (or a module with its notebook),
-each pair is handled on its own, and each is reported on one line: an error
-in one notebook does not stop the others.
+Each path given names a notebook and its module (`ntdd.modules.given`);
+each is exported, or checked, on its own (`ntdd.modules.export`,
+`ntdd.modules.drift`), and reported on one line: an error in one notebook
+does not stop the others.
 """
 
 from __future__ import annotations
@@ -26,22 +27,22 @@ def export_command(args: argparse.Namespace) -> int:
 
     settings = module_settings(args.output, args.template)
     out_dir = settings.out_dir
-    pairs = list(named_by(args.paths, out_dir, args.skip_other_files, located=args.check))
-    if not pairs:
+    found = list(named_by(args.paths, out_dir, args.skip_other_files, located=args.check))
+    if not found:
         if args.skip_other_files:
             return OK
         print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
         return NOTHING_TO_DO
     if args.check:
-        return _check_modules_current(pairs, settings, args.debug)
+        return _check_modules_current(found, settings, args.debug)
     failures = written = 0
-    for pair in pairs:
+    for named in found:
         try:
             done = export_notebook(
-                pair.notebook,
+                named.notebook,
                 template=settings.template,
                 force=args.force,
-                target=pair.module,
+                target=named.module,
                 parameters=settings.parameters,
             )
             if out_dir is not None and done.status != "no tests":
@@ -53,21 +54,21 @@ def export_command(args: argparse.Namespace) -> int:
         for warning in done.warnings:
             print(f"ntdd: warning: {warning}", file=sys.stderr)
         if done.status == "no tests":
-            print(f"{pair.notebook}: no test cells; nothing written")
+            print(f"{named.notebook}: no test cells; nothing written")
             continue
         written += 1
-        print(f"{done.module}: {done.status} ({plural(done.tests, 'test')} from {pair.notebook})")
+        print(f"{done.module}: {done.status} ({plural(done.tests, 'test')} from {named.notebook})")
     return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
 
 
-def _check_modules_current(pairs: list[Named], settings: ModuleSettings, debug: bool) -> int:
+def _check_modules_current(found: list[Named], settings: ModuleSettings, debug: bool) -> int:
     """`ntdd export --check`: one line for each module that is missing, stale or edited."""
     from ntdd.modules.drift import compare, explain
 
     listed = failures = 0
-    for pair in pairs:
+    for named in found:
         try:
-            drift = compare(pair.notebook, pair.module, settings.template, settings.parameters)
+            drift = compare(named.notebook, named.module, settings.template, settings.parameters)
         except NotPythonError as e:
             if e.has_tests:
                 print_error(e, debug)
@@ -86,39 +87,9 @@ def _check_modules_current(pairs: list[Named], settings: ModuleSettings, debug: 
             )
         if reason:
             listed += 1
-            print(f"{pair.module}: {reason}")
+            print(f"{named.module}: {reason}")
     if failures:
         return BAD_INPUT
     if not listed:
-        print(f"ntdd: {plural(len(pairs), 'notebook')} checked; every module is current")
+        print(f"ntdd: {plural(len(found), 'notebook')} checked; every module is current")
     return NOTHING_TO_DO if listed else OK
-
-
-def sync_command(args: argparse.Namespace) -> int:
-    """`ntdd sync`: carry each pair's edits to the other side, or refuse saying why."""
-    from ntdd.errors import SyncConflict
-    from ntdd.modules.export import mark_packages
-    from ntdd.modules.given import module_settings, named_by
-    from ntdd.modules.sync import sync
-
-    settings = module_settings(args.output, args.template)
-    out_dir, template, parameters = settings
-    refused = failures = 0
-    for pair in named_by(args.paths, out_dir, args.skip_other_files, located=True):
-        try:
-            done = sync(pair.notebook, pair.module, args.prefer, template, parameters)
-            if out_dir is not None and done.module.exists():
-                mark_packages(out_dir, done.module)
-        except SyncConflict as e:
-            print_error(e, args.debug)
-            refused += 1
-            continue
-        except NtddError as e:
-            print_error(e, args.debug)
-            failures += 1
-            continue
-        word = "cell" if len(done.cells) == 1 else "cells"
-        listed = ", ".join(map(str, done.cells))
-        cells = f" ({word} {listed} written back)" if done.cells else ""
-        print(f"{pair.notebook} <-> {pair.module}: {done.action}{cells}")
-    return BAD_INPUT if failures else NOTHING_TO_DO if refused else OK
