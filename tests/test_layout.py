@@ -96,6 +96,7 @@ def test_every_part_of_the_package_is_accounted_for() -> None:
         "commands",
         "repository",
         "modules",
+        "marking",
         "kernel",
         "faults",
         "torch",
@@ -314,8 +315,9 @@ def test_only_the_entry_point_imports_the_commands() -> None:
 
 
 # The work of the subcommands, each below the command line: what `ntdd init` and `ntdd list`
-# know of a repository; export, `--check` and sync on a notebook and its module.
-BELOW_THE_COMMANDS = ("repository", "modules")
+# know of a repository; export, `--check` and sync on a notebook and its module; `ntdd mark`'s
+# `# TEST` lines.
+BELOW_THE_COMMANDS = ("repository", "modules", "marking")
 
 
 @pytest.mark.parametrize("unit", BELOW_THE_COMMANDS)
