@@ -81,10 +81,6 @@ def _check_modules_current(found: list[Named], settings: ModuleSettings, debug: 
         if not drift.plan.tests and drift.text is None:
             continue  # nothing to export, nothing exported
         reason = explain(drift, __version__)
-        if not drift.plan.tests:
-            reason = (
-                "stale: the notebook has no test cells any more; `ntdd sync` removes the module"
-            )
         if reason:
             listed += 1
             print(f"{named.module}: {reason}")

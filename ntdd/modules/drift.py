@@ -237,6 +237,8 @@ def describe_states(states: tuple[RegionState, ...]) -> str:
 
 def explain(drift: Drift, version: str) -> str | None:
     """Why `--check` lists this module, in one line; None when it is current."""
+    if drift.text is not None and not drift.plan.tests:
+        return "stale: the notebook has no test cells any more; `ntdd sync` removes the module"
     if drift.current:
         return None
     if drift.text is None:
