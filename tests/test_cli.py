@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLES, run, sha, write_notebook
 
-from ntdd.commands import export as export_module
 from ntdd.commands.cli import main
+from ntdd.modules import export as export_module
 from ntdd.notebook import files
 
 

@@ -95,6 +95,8 @@ def test_every_part_of_the_package_is_accounted_for() -> None:
         "plugin",
         "commands",
         "repository",
+        "modules",
+        "marking",
         "kernel",
         "faults",
         "torch",
@@ -312,17 +314,25 @@ def test_only_the_entry_point_imports_the_commands() -> None:
     assert not wrong
 
 
-def test_a_repository_s_knowledge_knows_no_command_line() -> None:
-    """ntdd.repository answers `ntdd init` and `ntdd list`, and is called by them."""
-    assert "commands" not in allowed("repository")
-    assert "repository" in allowed("commands")
-    parsers = {
+# The work of the subcommands, each below the command line: what `ntdd init` and `ntdd list`
+# know of a repository; export, `--check` and sync on a notebook and its module; `ntdd mark`'s
+# `# TEST` lines.
+BELOW_THE_COMMANDS = ("repository", "modules", "marking")
+
+
+@pytest.mark.parametrize("unit", BELOW_THE_COMMANDS)
+def test_the_work_of_the_commands_knows_no_command_line(unit: str) -> None:
+    """These answer the subcommands, and are called by them: they parse no arguments,
+    and run no pytest."""
+    assert "commands" not in allowed(unit)
+    assert unit in allowed("commands")
+    wrong = {
         f"{path.relative_to(PACKAGE)} imports {name}"
-        for path in modules("repository")
+        for path in modules(unit)
         for name in imports(path)
-        if name == "argparse"
+        if name == "argparse" or name.split(".")[0] in ("pytest", "_pytest")
     }
-    assert not parsers
+    assert not wrong
 
 
 def _runtime_imports() -> dict[str, set[str]]:

@@ -17,9 +17,9 @@ import nbformat
 import pytest
 from conftest import ROOT, code, make_notebook, run, sha
 
-from ntdd.commands import sync as sync_module
 from ntdd.commands.cli import main
 from ntdd.format.module import parse_header
+from ntdd.modules import sync as sync_module
 
 CELLS = ["x = 2", "# TEST: x is two\nassert x == 2", "# TEST: x is even\nassert x % 2 == 0"]
 

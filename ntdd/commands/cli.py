@@ -1,8 +1,9 @@
 """The `ntdd` command line: its subcommands, their options, and `main`.
 
-What each subcommand then does is in `module_commands` (export, sync),
-`faults`, `init`, `list` and `mark`; they load the heavy parts (Jinja,
-nbformat, pytest) only when they run, so `ntdd --help` stays quick.
+Each subcommand then has a module of its own (`export`, with `--check`;
+`sync`, `mark`, `init`, `list`, `faults`), which calls into the packages
+below and prints what they did; they load the heavy parts (Jinja, nbformat,
+pytest) only when they run, so `ntdd --help` stays quick.
 
 Exit codes: 0 done; 1 nothing to do, a check failed, or a sync was refused;
 2 bad input (a file that is not a notebook, a foreign file in the way, a bad
@@ -20,11 +21,12 @@ from typing import TypeVar
 
 from ntdd._version import __version__
 from ntdd.commands.console import BAD_INPUT, FAULTS_MISSED, NOTHING_TO_DO, OK, print_error
+from ntdd.commands.export import export_command
 from ntdd.commands.faults import faults_command
 from ntdd.commands.init import init_command
 from ntdd.commands.list import list_command
 from ntdd.commands.mark import mark_command
-from ntdd.commands.module_commands import export_command, sync_command
+from ntdd.commands.sync import sync_command
 from ntdd.errors import NtddError
 
 __all__ = ["BAD_INPUT", "FAULTS_MISSED", "NOTHING_TO_DO", "OK", "main"]

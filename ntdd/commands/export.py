@@ -1,195 +1,91 @@
-"""`ntdd export`: render a notebook's module and write it, safely and only if needed."""
+"""`ntdd export` and `ntdd export --check` on the command line.
+
+Each path given names a notebook and its module (`ntdd.modules.given`);
+each is exported, or checked, on its own (`ntdd.modules.export`,
+`ntdd.modules.drift`), and reported on one line: an error in one notebook
+does not stop the others.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
-from pathlib import Path
+import argparse
+import sys
+from typing import TYPE_CHECKING
 
-from ntdd.errors import FileWriteError, ForeignFileError, ModuleEditedError, NotPythonError
-from ntdd.format.module import (
-    HEADER_FIRST_LINE,
-    intact,
-    is_generated,
-    parse_header,
-    render_fingerprint,
-    test_definitions,
-    without_version,
-)
-from ntdd.format.paths import module_path
-from ntdd.format.stale import content_hash, pair_moved_on
-from ntdd.notebook.files import line_ending, relative_notebook_path, write_atomic
-from ntdd.notebook.read import read_notebook
-from ntdd.parameters import Parameters
-from ntdd.pipeline import build_module
-from ntdd.pipeline.templates import module_templates
-from ntdd.values import Notebook
+from ntdd._version import __version__
+from ntdd.commands.console import BAD_INPUT, NOTHING_TO_DO, OK, plural, print_error
+from ntdd.errors import NotPythonError, NtddError
+
+if TYPE_CHECKING:
+    from ntdd.modules.given import ModuleSettings, Named
 
 
-@dataclass(frozen=True)
-class Exported:
-    """What exporting one notebook did."""
+def export_command(args: argparse.Namespace) -> int:
+    """`ntdd export`: write each notebook's module; with `--check`, say which are not current."""
+    from ntdd.modules.export import export_notebook, mark_packages
+    from ntdd.modules.given import module_settings, named_by
 
-    notebook: Path
-    module: Path
-    status: str  # "written", "unchanged" or "no tests"
-    tests: int = 0
-    warnings: tuple[str, ...] = ()
-
-
-def export_notebook(
-    notebook: Path,
-    out_dir: Path | None = None,
-    template: Path | None = None,
-    force: bool = False,
-    base: Path | None = None,
-    target: Path | None = None,
-    parameters: Parameters | None = None,
-) -> Exported:
-    """Write the test module of *notebook*; leave it alone when it would not change.
-
-    The module goes to *target*, or where `paths.module_path` puts it.
-    """
-    target = target or module_path(notebook, out_dir, base)
-    try:
-        read = read_notebook(notebook)
-    except NotPythonError as e:
-        if e.has_tests:
-            raise
-        return Exported(notebook, target, "no tests")  # as `pytest --ntdd` passes it over
-    done = _export(read, target, template, force, parameters)
-    note = pair_moved_on(notebook, read.cells)
-    if note is None:
-        return done
-    return replace(done, warnings=(*done.warnings, f"{notebook}: {note}"))
-
-
-def _export(
-    read: Notebook, target: Path, template: Path | None, force: bool, parameters: Parameters | None
-) -> Exported:
-    notebook = read.path
-    existing = read_existing(target)
-    values = parameters.for_notebook(notebook) if parameters is not None else ()
-    if not values and existing is not None and _up_to_date(existing, read, target, template):
-        return Exported(notebook, target, "unchanged", test_definitions(existing))
-    plan, text = build_module(read, values, target.parent, template, render_empty=False)
-    if text is None:
-        return Exported(notebook, target, "no tests", 0, plan.warnings)
-    if existing is not None and without_version(existing) == without_version(text):
-        return Exported(notebook, target, "unchanged", len(plan.test_names), plan.warnings)
-    if existing is not None and not force:
-        ensure_ours(target, existing, notebook)
-        ensure_unedited(target, existing)
-    write_atomic(target, text, line_ending(target))
-    return Exported(notebook, target, "written", len(plan.test_names), plan.warnings)
-
-
-PACKAGE_NOTE = (
-    "# ntdd: a package, so that pytest imports the test modules here by their folder's name\n"
-    "# (the mirrored folders of an output folder may each hold a test_lab.py)\n"
-)
-
-
-def mark_packages(out_dir: Path, module: Path) -> None:
-    """Make each folder from *out_dir* down to *module* a package, where it is not yet.
-
-    `export -o out` mirrors `week1/lab.ipynb` and `week2/lab.ipynb` to two
-    `test_lab.py`; pytest's default import mode imports both as `test_lab`
-    and fails on the second, unless their folders are packages. The output
-    folder itself stays none: pytest then imports them as `week1.test_lab`.
-    """
-    try:
-        below = module.parent.resolve().relative_to(out_dir.resolve())
-    except (ValueError, OSError):
-        return
-    folder = out_dir
-    for part in below.parts:
-        folder = folder / part
-        package = folder / "__init__.py"
-        if not package.exists() and not package.is_symlink():
-            write_atomic(package, PACKAGE_NOTE)
-
-
-def _up_to_date(text: str, notebook: Notebook, target: Path, template: Path | None) -> bool:
-    """Whether *text* is what rendering *notebook* would write, without rendering.
-
-    The header records the notebook content and the format and templates it
-    was rendered with; when all match and the module is intact, rendering
-    would give its bytes (the version line aside).
-    """
-    header = parse_header(text)
-    return (
-        header is not None
-        and header.content_hash == content_hash(notebook.cells)
-        and header.render == render_fingerprint(module_templates(template))
-        and header.notebook == relative_notebook_path(notebook.path, target.parent)
-        and intact(text, header)
-    )
-
-
-def ensure_ours(target: Path, text: str, notebook: Path) -> None:
-    """Refuse to replace a file ntdd did not write for *notebook*."""
-    header = parse_header(text)
-    if header is None:
-        what = "has a broken ntdd header" if is_generated(text) else "was not written by ntdd"
-        raise ForeignFileError(f"{target}: {what}; not overwriting it (use --force)")
-    recorded = (target.parent / header.notebook).resolve()
-    if recorded != notebook.resolve():
-        raise ForeignFileError(
-            f"{target}: was generated from {header.notebook}, not {notebook}; "
-            "not overwriting it (export to another folder with -o, or use --force)"
-        )
-
-
-def ensure_unedited(target: Path, text: str) -> None:
-    """Refuse to overwrite edits made in a generated module: they would be lost."""
-    header = parse_header(text)
-    if header is not None and not intact(text, header):
-        raise ModuleEditedError(
-            f"{target}: edited since it was exported; not overwriting it "
-            "(`ntdd sync` writes the edits back to the notebook, --force discards them)"
-        )
-
-
-def read_existing(target: Path) -> str | None:
-    """The module at *target* as text (line ends as LF), or None when there is none.
-
-    An editor's dropped final newline is no edit of ntdd's frame.
-    """
-    try:
-        if not target.exists() and not target.is_symlink():
-            return None
-    except OSError as e:  # a name too long for the file system, say
-        raise FileWriteError(f"{target}: cannot write it: {os.strerror(e.errno or 0)}") from e
-    if target.is_dir():
-        raise ForeignFileError(f"{target}: is a directory; cannot write the module there")
-    try:
-        data = target.read_bytes()
-    except OSError as e:
-        raise ForeignFileError(f"{target}: cannot be read: {os.strerror(e.errno or 0)}") from e
-    _ensure_saved_as_ntdd_wrote(target, data)
-    try:
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-    except UnicodeDecodeError:
-        return ""  # not text, so not ours: ensure_ours refuses it
-    return text + "\n" if text and not text.endswith("\n") else text
-
-
-def _ensure_saved_as_ntdd_wrote(target: Path, data: bytes) -> None:
-    """A module ntdd wrote, re-saved by an editor in another encoding: say how to undo it."""
-    header = HEADER_FIRST_LINE.split("—")[0].encode()  # the part any encoding writes alike
-    if data.startswith(b"\xef\xbb\xbf" + header):
-        raise ForeignFileError(
-            f"{target}: an editor saved it with a byte-order mark; ntdd writes modules as "
-            'UTF-8 without one. Save it as plain UTF-8 (not "UTF-8 with BOM"), then run '
-            "ntdd again"
-        )
-    if data.startswith(header):
+    settings = module_settings(args.output, args.template)
+    out_dir = settings.out_dir
+    found = list(named_by(args.paths, out_dir, args.skip_other_files, located=args.check))
+    if not found:
+        if args.skip_other_files:
+            return OK
+        print(f"ntdd: no notebooks found in {' '.join(args.paths)}", file=sys.stderr)
+        return NOTHING_TO_DO
+    if args.check:
+        return _check_modules_current(found, settings, args.debug)
+    failures = written = 0
+    for named in found:
         try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ForeignFileError(
-                f"{target}: not UTF-8 (byte {e.start}: an editor saved it in another encoding, "
-                "such as cp1252); ntdd writes modules as UTF-8. Save it as UTF-8, then run "
-                "ntdd again"
-            ) from e
+            done = export_notebook(
+                named.notebook,
+                template=settings.template,
+                force=args.force,
+                target=named.module,
+                parameters=settings.parameters,
+            )
+            if out_dir is not None and done.status != "no tests":
+                mark_packages(out_dir, done.module)
+        except NtddError as e:
+            print_error(e, args.debug)
+            failures += 1
+            continue
+        for warning in done.warnings:
+            print(f"ntdd: warning: {warning}", file=sys.stderr)
+        if done.status == "no tests":
+            print(f"{named.notebook}: no test cells; nothing written")
+            continue
+        written += 1
+        print(f"{done.module}: {done.status} ({plural(done.tests, 'test')} from {named.notebook})")
+    return BAD_INPUT if failures else OK if written else NOTHING_TO_DO
+
+
+def _check_modules_current(found: list[Named], settings: ModuleSettings, debug: bool) -> int:
+    """`ntdd export --check`: one line for each module that is missing, stale or edited."""
+    from ntdd.modules.drift import compare, explain
+
+    listed = failures = 0
+    for named in found:
+        try:
+            drift = compare(named.notebook, named.module, settings.template, settings.parameters)
+        except NotPythonError as e:
+            if e.has_tests:
+                print_error(e, debug)
+                failures += 1
+            continue  # without tests: nothing to export, as for a Python notebook
+        except NtddError as e:
+            print_error(e, debug)
+            failures += 1
+            continue
+        if not drift.plan.tests and drift.text is None:
+            continue  # nothing to export, nothing exported
+        reason = explain(drift, __version__)
+        if reason:
+            listed += 1
+            print(f"{named.module}: {reason}")
+    if failures:
+        return BAD_INPUT
+    if not listed:
+        print(f"ntdd: {plural(len(found), 'notebook')} checked; every module is current")
+    return NOTHING_TO_DO if listed else OK

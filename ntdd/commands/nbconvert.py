@@ -16,9 +16,9 @@ from typing import Any
 from nbconvert.exporters import Exporter
 from nbconvert.utils.exceptions import ConversionException
 
-from ntdd.commands.export import ensure_ours, ensure_unedited, read_existing
 from ntdd.errors import NtddError
 from ntdd.format.paths import module_name
+from ntdd.modules.existing import ensure_ours, ensure_unedited, read_existing
 from ntdd.notebook.read import parse_notebook
 from ntdd.pipeline import build_module
 from ntdd.values import Plan

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ntdd.commands.export import ensure_ours, read_existing
 from ntdd.errors import GeneratedModuleError
 from ntdd.format.module import (
     Header,
@@ -30,6 +29,7 @@ from ntdd.format.module import (
     without_version,
 )
 from ntdd.format.stale import renders_differently
+from ntdd.modules.existing import ensure_ours, read_existing
 from ntdd.parameters import Parameters
 from ntdd.pipeline import build_module
 from ntdd.values import Plan
@@ -237,6 +237,8 @@ def describe_states(states: tuple[RegionState, ...]) -> str:
 
 def explain(drift: Drift, version: str) -> str | None:
     """Why `--check` lists this module, in one line; None when it is current."""
+    if drift.text is not None and not drift.plan.tests:
+        return "stale: the notebook has no test cells any more; `ntdd sync` removes the module"
     if drift.current:
         return None
     if drift.text is None:
