@@ -77,15 +77,16 @@ def test_a_summary_that_cannot_be_written_is_one_line_under_the_totals_and_fails
     result.stdout.no_fnmatch_line("*Traceback*")
 
 
-def test_a_lone_surrogate_a_cell_prints_is_written_as_its_escape(
+def test_a_lone_surrogate_a_cell_prints_is_shown_as_jupyter_shows_it(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:
-    """A file name that is not UTF-8, printed, reaches the outputs as a lone surrogate."""
+    """A file name that is not UTF-8, printed, is a lone surrogate in Python: the cell's
+    output shows the replacement character, as a kernel's message reaches Jupyter."""
     pytest.importorskip("nbconvert")
     notebook(["print('caf\\udce9.csv')", "# TEST: runs\nassert True"])
     result = run(pytester, "--ntdd", "--ntdd-report", "report.html", "--ntdd-summary", "s.md")
     assert result.ret == pytest.ExitCode.OK
-    assert "caf\\udce9.csv" in (pytester.path / "report.html").read_text(encoding="utf-8")
+    assert "caf\ufffd.csv" in (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "1 passed" in (pytester.path / "s.md").read_text(encoding="utf-8")
 
 
