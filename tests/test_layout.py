@@ -369,3 +369,15 @@ def test_the_pytest_side_reads_a_runtime_only_through_its_protocol() -> None:
         if name in ("ntdd.runtime.notebook_runtime", "ntdd.runtime.kernel", "ntdd.kernel.regions")
     }
     assert not wrong
+
+
+def test_the_folders_ntdd_reads_itself_from_are_the_packages_root() -> None:
+    """A module that moves into a subpackage still finds all of ntdd: the failures' frames
+    of ntdd's machinery, and the files the module cache's key stamps."""
+    import ntdd
+    from ntdd.plugin.collection import module_cache
+    from ntdd.plugin.failures import tracebacks
+
+    root = Path(ntdd.__file__).resolve().parent
+    assert tracebacks._MACHINERY[0] == f"{root}/"
+    assert "runtime/notebook_runtime.py:" in module_cache._salt("rewrite", False)

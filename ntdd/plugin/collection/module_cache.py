@@ -39,6 +39,7 @@ from pathlib import Path
 
 import pytest
 
+from ntdd import _version as ntdd_version
 from ntdd._version import __version__
 from ntdd.format.module import FORMAT, render_fingerprint
 from ntdd.notebook.positions import FileLines
@@ -183,7 +184,7 @@ def _salt(assert_mode: str, assertion_pass_hook: bool) -> str:
     Worked out once per process: it stats every module of ntdd (a changed
     checkout recompiles) and hashes the templates.
     """
-    stamps = sorted(_stamps(Path(__file__).resolve().parents[1], ""))
+    stamps = sorted(_stamps(Path(ntdd_version.__file__).resolve().parent, ""))  # ntdd/
     return "|".join(
         [
             _MAGIC,

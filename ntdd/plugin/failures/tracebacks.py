@@ -31,10 +31,11 @@ import pytest
 from ntdd.errors import SetupError
 from ntdd.runtime.protocol import Runtime
 
-# Frames of ntdd, pytest and pluggy are the machinery around a notebook's code.
+# Frames of ntdd, pytest and pluggy are the machinery around a notebook's code: the
+# folders of the three packages.
 _MACHINERY = tuple(
     f"{Path(path).resolve().parent}/"
-    for path in (Path(__file__).parent, inspect.getfile(pytest.Item), inspect.getfile(pluggy))
+    for path in (inspect.getfile(SetupError), inspect.getfile(pytest.Item), inspect.getfile(pluggy))
 )
 
 
