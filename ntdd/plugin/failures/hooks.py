@@ -30,6 +30,7 @@ from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime
 
 _cell_key = pytest.StashKey["CellLocation | None"]()
+_description_key = pytest.StashKey[str]()
 WHERE_NOTE = "in notebook "  # a failure's note: its place, where the frames are the module's
 
 
@@ -81,7 +82,7 @@ class ReportHooks:
             values["device"] = device_under_test(item) or ""
             values["cell"] = where.index if where is not None else None
         if where is not None or ours is not None:  # the end test too
-            values["description"] = _description(item, where)
+            values["description"] = _description_of(item, where)
         if report.failed and ours is not None and ours.cells.file_lines:
             line = failing_line(ours, call.excinfo.value) if call.excinfo else None
             places.point_at_notebook(report, ours, line)
@@ -89,8 +90,10 @@ class ReportHooks:
             error = call.excinfo.value if call.excinfo else None
             below = isinstance(error, SetupError) and error.__cause__ is None
             values["annotate"] = not below
-        for contributed in item.ihook.pytest_ntdd_record(item=item, call=call, report=report):
-            values.update(contributed or {})
+        contributors = self.config.hook.pytest_ntdd_record  # ntdd's features: no conftest's
+        if contributors.get_hookimpls():
+            for contributed in contributors(item=item, call=call, report=report):
+                values.update(contributed or {})
         if values:
             made(report, values)
         if call.excinfo is not None and runtime is not None:
@@ -266,6 +269,13 @@ def _keep_notebook_frames(excinfo: pytest.ExceptionInfo[BaseException], runtime:
         chain = types.TracebackType(chain, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
     if chain is not None:
         excinfo.traceback = type(excinfo.traceback)(chain)
+
+
+def _description_of(item: pytest.Item, where: CellLocation | None) -> str:
+    """The test's description, worked out once for its three phases."""
+    if _description_key not in item.stash:
+        item.stash[_description_key] = _description(item, where)
+    return item.stash[_description_key]
 
 
 def _description(item: pytest.Item, where: CellLocation | None) -> str:
