@@ -61,12 +61,17 @@ class ReportWriter:
     ) -> dict[str, Any] | None:
         """What only the process that ran the test knows of its failure, for the page."""
         runtime = _runtime(item)
-        error = call.excinfo.value if call.excinfo is not None else None
-        if runtime is None or error is None:
+        if runtime is None:
             return None
+        fields: dict[str, Any] = {}
+        if call.when == "setup":  # the cells the run's parameters pinned, as the run pinned them
+            fields["pinned"] = pinned_cells(runtime, settings_of(self.config))
+        error = call.excinfo.value if call.excinfo is not None else None
         if isinstance(error, SetupError):  # its cell shows the traceback
-            return {"message": str(error), "setup_cell": SetupCellError.of(error)}
-        return {"traceback": notebook_traceback(error, runtime.cells.place_of, _where_note)}
+            fields |= {"message": str(error), "setup_cell": SetupCellError.of(error)}
+        elif error is not None:
+            fields["traceback"] = notebook_traceback(error, runtime.cells.place_of, _where_note)
+        return fields
 
     # -- where the results come together ---------------------------------------
 
@@ -102,6 +107,7 @@ class ReportWriter:
             return
         results = self.notebooks.setdefault(record.notebook, NotebookResults(Path(record.notebook)))
         self.first_seen.setdefault(record.notebook, report.nodeid)
+        results.pinned.update(record.pinned)
         ran = self.ran.setdefault(report.nodeid, [])
         ran += [run.index for run in record.cells if not run.test]
         if report.when == "teardown":
@@ -147,7 +153,6 @@ class ReportWriter:
             return self.order.get(self.first_seen[notebook], last)
 
         ordered = [self.notebooks[n] for n in sorted(self.notebooks, key=place)]
-        settings = settings_of(self.config)
         for notebook in ordered:
             notebook.read, notebook.unread = self.read.get(str(notebook.path), (None, ""))
             run = self.ledger.run_of(str(notebook.path))
@@ -157,9 +162,6 @@ class ReportWriter:
                 if run is not None
                 else []
             )
-            values = settings.parameters.for_notebook(notebook.path)
-            read = notebook.read
-            notebook.pinned = pinned_cells(read, values) if values and read is not None else {}
         tests = [test for notebook in ordered for test in notebook.tests]
         return RunResults(
             notebooks=ordered,

@@ -59,6 +59,7 @@ class TestRecord:
     checks_outputs: bool = False  # a check of a cell's saved outputs (`--ntdd-outputs`)
     figures: tuple[dict[str, str], ...] = ()  # such a check's figures that differ
     unit: str | None = None  # the notebook or test file the durations file times
+    pinned: tuple[tuple[int, str], ...] = ()  # setup: cells a parameter pinned, and to what
 
     def to_data(self) -> dict[str, Any]:
         """Plain JSON data, as a report crosses xdist's execnet and pytest's report logs."""
@@ -77,6 +78,7 @@ class TestRecord:
                 "setup_cell": SetupCellError(**setup_cell) if setup_cell else None,
                 "smoke": tuple((where, what) for where, what in values.get("smoke", ())),
                 "figures": tuple(values.get("figures", ())),
+                "pinned": tuple((index, said) for index, said in values.get("pinned", ())),
             }
         )
 
