@@ -98,6 +98,8 @@ class TestCell:
     is_async: bool = False  # awaits at its top level
     empty: bool = False  # comments only: the wrapping function needs a `pass`
     own_marks: bool = False  # a cell of functions whose every test has decorators of its own
+    binds: frozenset[str] = frozenset()  # names a cell of functions binds at its top level
+    reads_at_import: frozenset[str] = frozenset()  # ... and those its top level reads as it runs
 
 
 @dataclass(frozen=True)

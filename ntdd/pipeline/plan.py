@@ -292,6 +292,7 @@ def _functions_cell(
             args.add(name)
     code = _rename_defs(python.code, python.tree, dict(renames)) if renames else python.code
     _note_definitions(python.tree if code == python.code else code, seen)
+    tree = python.tree if code == python.code else cell_code.to_python(code).tree
     return TestCell(
         cell,
         TestKind.FUNCTIONS,
@@ -303,6 +304,8 @@ def _functions_cell(
         frozenset(args),
         tuple(renames),
         own_marks=own_marks,
+        binds=frozenset(cell_names.bound_names(tree)),
+        reads_at_import=frozenset(cell_names.import_time_reads(tree)),
     )
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from ntdd.cells.cell_code import quiet_syntax_warnings, source_lines, to_python
-from ntdd.cells.cell_names import asserts_at_import, bound_names, import_time_reads
+from ntdd.cells.cell_names import asserts_at_import
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import render_fingerprint
 from ntdd.format.paths import module_path
@@ -285,12 +285,11 @@ def _runs_own_code_at_import(plan: Plan) -> bool:
     cells = [t for t in plan.tests if t.kind is TestKind.FUNCTIONS]
     if not cells:
         return False
-    trees = [to_python(t.code).tree for t in cells]
     own = {name for t in plan.tests for name in t.names} | _RUN_BY_NAME
-    own |= {name for tree in trees for name in bound_names(tree)}
+    own |= {name for t in cells for name in t.binds}  # the plan read each cell once
     if plan.end is not None:
         own.add(plan.end.name)
-    return any(import_time_reads(tree) & own for tree in trees)
+    return any(t.reads_at_import & own for t in cells)
 
 
 def _structure_only(config: pytest.Config) -> bool:
