@@ -9,6 +9,7 @@ failure go once its report is written.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import linecache
 import types
@@ -24,7 +25,7 @@ from ntdd.plugin.failures import places
 from ntdd.plugin.failures.places import failing_line
 from ntdd.plugin.failures.tracebacks import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
-from ntdd.plugin.results.record import made, record_of
+from ntdd.plugin.results.record import ATTRIBUTE, made, record_of
 from ntdd.runtime import timeout
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime
@@ -91,11 +92,12 @@ class ReportHooks:
             below = isinstance(error, SetupError) and error.__cause__ is None
             values["annotate"] = not below
         contributors = self.config.hook.pytest_ntdd_record  # ntdd's features: no conftest's
-        if contributors.get_hookimpls():
+        read = bool(contributors.get_hookimpls())  # else only the `-v` line reads the record
+        if read:
             for contributed in contributors(item=item, call=call, report=report):
                 values.update(contributed or {})
-        if values:
-            made(report, values)
+        if values and (read or call.when == "call" or not report.passed):
+            made(report, values)  # a passed setup or teardown with no reader gets none
         if call.excinfo is not None and runtime is not None:
             runtime.hold_failure(call.excinfo.tb)  # the report is written: frames may go
         return report
@@ -120,7 +122,7 @@ class ReportHooks:
         record = record_of(report)
         description = record.description if record is not None else ""
         if record is not None and description:
-            made(report, {**vars(record), "description": ""})
+            setattr(report, ATTRIBUTE, dataclasses.replace(record, description=""))
         if not (description and config.get_verbosity() > 0 and isinstance(result, tuple)):
             return result
         category, letter, word = result

@@ -38,7 +38,7 @@ class SetupCellError:
         return cls(error.index, error.cell_id or "", raised, error.first)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # one on each of a run's reports: no dict of its own
 class TestRecord:
     """Everything ntdd puts on one phase's report."""
 
