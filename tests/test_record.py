@@ -60,6 +60,14 @@ def test_an_object_with_no_json_form_is_shown_by_its_repr_with_a_note() -> None:
     assert output["metadata"] == {"ntdd": {"notes": ["Odd has no JSON form: shown as Odd()"]}}
 
 
+def test_a_structure_that_holds_itself_is_shown_by_its_repr_not_raised() -> None:
+    data: dict[str, Any] = {"loss": float("nan")}
+    data["self"] = data
+    notes: list[str] = []
+    assert json_safe(data, notes) == repr(data)
+    assert notes == [f"dict has no JSON form: shown as {data!r}"]
+
+
 def test_lone_surrogates_read_back_as_a_notebook_reads_a_kernels_text() -> None:
     assert text_safe("caf\udce9.csv") == "caf\ufffd.csv"
     assert text_safe("\ud800 and é") == "\ufffd and é"

@@ -38,7 +38,12 @@ def json_safe(value: Any, notes: list[str]) -> Any:
     try:
         text = json.dumps(value, default=default, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):  # NaN, infinities, keys: cleaned as jupyter_client does
-        text = json.dumps(_cleaned(value), default=default, ensure_ascii=False)
+        try:
+            text = json.dumps(_cleaned(value), default=default, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):  # a structure that holds itself
+            shown = repr(value)
+            notes.append(f"{type(value).__name__} has no JSON form: shown as {_short(shown)}")
+            text = json.dumps(shown, ensure_ascii=False)
     return json.loads(_as_sent(text))
 
 
