@@ -73,7 +73,8 @@ def test_a_markdown_cells_headings_paragraphs_and_tables_are_rendered_not_escape
         ]
     )
     html = cell_html(report_of(pytester, "nb.ipynb"), "nb-1-cell-1")
-    assert '<h1 id="Title">Title' in html and "<p>Some <em>text</em>.</p>" in html
+    # The heading's id in the notebook's own space (not one of the page's ids).
+    assert '<h1 id="user-content-Title">Title' in html and "<p>Some <em>text</em>.</p>" in html
     assert "<table>" in html and "<th>a</th>" in html and "<td>2</td>" in html and "<hr" in html
     assert "&lt;" not in html  # no tag of markdown's shown as its text
 

@@ -74,7 +74,8 @@ def test_an_html_output_cannot_run_or_fetch(notebook: Any, pytester: pytest.Pyte
     html = report_of(pytester, "nb.ipynb")
     cell = cell_html(html, "nb-1-cell-1")
     assert "<b>kept</b>" in cell
-    assert "&lt;script&gt;" in cell and "&lt;style&gt;" in cell  # shown as text
+    assert "&lt;script&gt;" in cell  # shown as text
+    assert "<style" not in cell and "display: none}</" not in cell  # dropped, its text with it
     assert "example.com" not in "".join(Elements(html).resources)
     assert 'src="data:image/gif' in cell  # an image the page holds
     assert 'href="data:' not in cell

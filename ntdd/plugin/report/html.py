@@ -4,7 +4,8 @@ Each notebook is read again, its saved outputs left out: a code cell shows
 what it printed in this run, and how long it took; a test cell carries its
 verdicts in its metadata, which the template (`templates/report/`) turns
 into marks. nbconvert's HTML exporter writes one self-contained file: styles
-inline, no script, and a content security policy that lets nothing load.
+inline, no script, and a content security policy that lets nothing load and
+applies no style sheet but its own (`styles`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ntdd.notebook.files import write_atomic
 from ntdd.pipeline.templates import template_dir
 from ntdd.plugin.report.markdown import clean_markdown_html, clean_output_html
 from ntdd.plugin.report.places import failure_list, place_tests
+from ntdd.plugin.report.styles import with_style_hashes
 from ntdd.plugin.report.values import NotebookResults, RunResults, TestResult
 from ntdd.runtime.cell_log import CellRun
 
@@ -52,7 +54,7 @@ def render_report(run: RunResults) -> str:
     )
     resources = {"ntdd": _header(run, books), "metadata": {"name": "ntdd report"}}
     html, _ = _exporter().from_notebook_node(nb, resources=resources)
-    return str(html)
+    return with_style_hashes(str(html))
 
 
 def _exporter() -> Any:

@@ -6,8 +6,10 @@ tags and escapes the rest, so that a heading or a paragraph showed as its HTML
 text (`<h1 id="Title">Title</h1>`). This one keeps what markdown writes
 (headings, paragraphs, lists, tables, code, rules, images) and escapes every
 other tag, so that `<meta http-equiv="refresh">`, `<style>`, `<form>`,
-`<input>`, `<base>`, `<script>` or `<iframe>` in a cell show as text. Links
-keep only http(s) and mailto targets, and in-page anchors.
+`<input>`, `<base>`, `<script>` or `<iframe>` in a cell show as text; a
+`<style>` element is dropped, its text with it (`names`). Links keep only
+http(s) and mailto targets, and in-page anchors; the ids and classes a
+notebook writes stay out of the page's own (`names`).
 
 A cell's HTML output (a DataFrame's table, `display(HTML(...))`) is cleaned
 the same way, and its images show only from data: URIs, so that the page
@@ -16,7 +18,10 @@ stays self-contained and fetches nothing when opened.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
+
+from ntdd.plugin.report.names import DROPPED, OwnNames
 
 TAGS = frozenset(
     {
@@ -42,22 +47,39 @@ PROTOCOLS = frozenset({"http", "https", "mailto"})
 def clean_markdown_html(html: Any) -> str:
     """*html* (a markdown cell as nbconvert rendered it) with markdown's tags kept, and
     every other tag escaped."""
-    import bleach
-
-    text = html.decode() if isinstance(html, bytes) else str(html)
-    return str(bleach.clean(text, tags=TAGS, attributes=ATTRIBUTES, protocols=PROTOCOLS))
+    return str(_markdown_cleaner().clean(_text(html)))
 
 
 def clean_output_html(html: Any) -> str:
     """*html* (a cell's `text/html` output) cleaned as markdown is, its images only
     those the page holds (data: URIs)."""
-    import bleach
+    return str(_output_cleaner().clean(_text(html)))
 
-    text = html.decode() if isinstance(html, bytes) else str(html)
-    cleaned = bleach.clean(
-        text, tags=TAGS, attributes=_output_attribute, protocols=PROTOCOLS | {"data"}
+
+def _text(html: Any) -> str:
+    return html.decode() if isinstance(html, bytes) else str(html)
+
+
+@cache
+def _markdown_cleaner() -> Any:
+    """Made once: bleach's cleaner builds its parser and serializer when made."""
+    from bleach.sanitizer import Cleaner
+
+    return Cleaner(
+        tags=TAGS | DROPPED, attributes=ATTRIBUTES, protocols=PROTOCOLS, filters=[OwnNames]
     )
-    return str(cleaned)
+
+
+@cache
+def _output_cleaner() -> Any:
+    from bleach.sanitizer import Cleaner
+
+    return Cleaner(
+        tags=TAGS | DROPPED,
+        attributes=_output_attribute,
+        protocols=PROTOCOLS | {"data"},
+        filters=[OwnNames],
+    )
 
 
 def _output_attribute(tag: str, name: str, value: str) -> bool:
