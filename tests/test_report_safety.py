@@ -258,6 +258,12 @@ document.body.setAttribute("data-measured", JSON.stringify({
   target: document.getElementById("nb-1-cell-4").className,
   frame: style(".dataframe tbody th", "verticalAlign"),
   css: document.body.innerText.includes("vertical-align"),
+  boxed: (() => {
+    const overlay = document.querySelector(".jp-Dialog").getBoundingClientRect();
+    const output = document.querySelector(".jp-Dialog").closest(".jp-OutputArea-output");
+    const box = output.getBoundingClientRect();
+    return overlay.top >= box.top && overlay.bottom <= box.bottom;
+  })(),
 }));
 """
 # A style sheet in the body, as if one had got past the cleaner: the policy applies it not.
@@ -286,6 +292,8 @@ def test_in_chromium_no_output_redirects_restyles_or_takes_a_cells_place(
             f"from IPython.display import HTML\nHTML({hostile('nb-1-cell-4')!r})",
             "from pathlib import Path\nHTML(Path('frame.html').read_text())",
             "# TEST: fails\nassert False",
+            # JupyterLab's dialog: a full-size overlay, over the cell's verdicts unless boxed.
+            "HTML('<div class=\"jp-Dialog\"><h1>all green</h1></div>')",
         ]
     )
     report_of(pytester, "nb.ipynb")
@@ -300,3 +308,4 @@ def test_in_chromium_no_output_redirects_restyles_or_takes_a_cells_place(
     assert seen["target"] == "ntdd-cell ntdd-test"
     # The DataFrame as Jupyter shows it: pandas' rules applied, none of its CSS as text.
     assert seen["frame"] == "middle" and seen["css"] is False
+    assert seen["boxed"] is True  # an output paints within its own box
