@@ -54,6 +54,12 @@ def _warm_up() -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Warm up where tests run: not in xdist's controller, which runs none (and which
     would hold its workers back by the seconds torch takes to import)."""
+    # pytester points HOME at each test's own folder, where matplotlib would build
+    # its font cache again in every run that plots, and warn on the cell's stderr
+    # when that takes over 5 s (as it does on a loaded machine): one cache for all.
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider
+    if cache is not None and "MPLCONFIGDIR" not in os.environ:
+        os.environ["MPLCONFIGDIR"] = str(cache.mkdir("matplotlib"))
     controller = bool(getattr(config.option, "numprocesses", None))
     if not controller or "PYTEST_XDIST_WORKER" in os.environ:
         _warm_up()
