@@ -66,7 +66,7 @@ def parameters_marker(index: int, after: bool) -> str:
 
 def end_marker(after: int) -> str:
     """`# %% ntdd end: after cell 9`: the test that runs the cells below the last test."""
-    return f"{MARKER_START}end: after cell {after}"
+    return f"{MARKER_START}end: after cell {after}{WRITTEN}"
 
 
 def parameters_call(index: int, after: bool, values: tuple[tuple[str, str], ...]) -> str:
