@@ -34,3 +34,18 @@ def test_a_last_test_a_mark_may_leave_out_gives_its_cell_no_output_of_ntdds_own(
     )
     got.assert_outcomes(passed=7)
     assert "which no test is sure to reach" not in (pytester.path / "r.html").read_text()
+
+
+def test_the_tqdm_normaliser_keeps_the_postfix_a_bar_shows(pytester: pytest.Pytester) -> None:
+    """tqdm's elapsed time and rate are brittle; the loss it shows is the cell's output."""
+    bar = "import sys\nprint('100%|##| 10/10 [00:00<00:00, 2491.09it/s, loss=0.523, acc=0.910]')"
+    write_notebook(
+        pytester.path / "nb.ipynb",
+        [
+            ran(bar, stdout("100%|##| 10/10 [00:01<00:00,  9.87it/s, loss=0.523, acc=0.910]\n")),
+            ran(bar, stdout("100%|##| 10/10 [00:01<00:00,  9.87it/s, loss=5.230, acc=0.110]\n")),
+        ],
+    )
+    got, found = verdicts(pytester, "--ntdd-outputs", "--ntdd-outputs-normalize=tqdm", "nb.ipynb")
+    assert found == {"outputs_of_cell_1": "PASSED", "outputs_of_cell_2": "FAILED"}
+    got.stdout.fnmatch_lines(["  -100%|##| 10/10 [<elapsed>, loss=5.230, acc=0.110]"])

@@ -26,7 +26,10 @@ _DATE_TIME = re.compile(
     r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
 )
 _TIME = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
-_TQDM = re.compile(r"\[\d+:\d{2}(?::\d{2})?<(?:\d+:\d{2}(?::\d{2})?|\?)(?:,[^\]\n]*)?\]")
+# tqdm's `[elapsed<remaining, rate`: what follows the rate (`, loss=0.523]`) is the postfix
+_TQDM = re.compile(
+    r"\[\d+:\d{2}(?::\d{2})?<(?:\d+:\d{2}(?::\d{2})?|\?)(?:,\s*[^,\]\s/]*/[^,\]\s]+)?(?=[,\]])"
+)
 _RATE = re.compile(r"(?:\d+(?:\.\d+)?|\?)\s?(?:it/s|s/it|[kMG]?B/s)")
 _DURATION = re.compile(
     r"(?<![\w.])\d+(?:\.\d+)?\s?(?:ns|[µμ]s|us|ms|s|sec|secs|seconds|min|mins|minutes|h|hours)\b"
@@ -95,7 +98,7 @@ def _durations(text: str, digits: int) -> str:
 
 
 def _tqdm(text: str, digits: int) -> str:
-    return _RATE.sub("<rate>", _TQDM.sub("[<elapsed>]", text))
+    return _RATE.sub("<rate>", _TQDM.sub("[<elapsed>", text))
 
 
 def _floats(text: str, digits: int) -> str:
