@@ -146,7 +146,8 @@ def test_a_cell_marked_to_be_skipped_is_neither_run_nor_checked(
     source = ("# NBVAL_SKIP\n" if form == "comment" else "") + "raise SystemExit('never run')"
     tags = ("nbval-skip",) if form == "tag" else ()
     write_notebook(
-        pytester.path / "nb.ipynb", [ran(source, stdout("was run once\n"), tags=tags), "z = 1"]
+        pytester.path / "nb.ipynb",
+        [ran(source, stdout("was run once\n"), tags=tags), ran("z = 1", count=2)],
     )
     got = run(pytester, "-v", "-rs", "--ntdd-outputs", "nb.ipynb")
     got.assert_outcomes(passed=2, skipped=1)
@@ -176,16 +177,23 @@ def test_a_cell_marked_to_raise_has_its_error_compared_by_name_and_message(
     got.stdout.fnmatch_lines(["evalue differs:", "  -other input", "  +bad input"])
 
 
-def test_a_cell_saved_with_outputs_but_never_run_fails_and_one_without_is_not_compared(
+def test_a_cell_saved_with_outputs_but_never_run_fails_and_one_without_is_skipped_saying_so(
     pytester: pytest.Pytester,
 ) -> None:
+    """Not compared, as nbval does not compare it: a check that passed would say it was."""
     write_notebook(
         pytester.path / "nb.ipynb",
         [ran("print(1)", stdout("stale\n"), count=None), ran("print(2)", count=None)],
     )
-    got, found = verdicts(pytester, "-rf", "--ntdd-outputs", "nb.ipynb")
-    assert found == {"outputs_of_cell_1": "FAILED", "outputs_of_cell_2": "PASSED"}
-    got.stdout.fnmatch_lines(["*cell 1 * saved with outputs but never run*"])
+    got, found = verdicts(pytester, "-rfs", "--ntdd-outputs", "nb.ipynb")
+    assert found == {"outputs_of_cell_1": "FAILED", "outputs_of_cell_2": "SKIPPED"}
+    got.stdout.fnmatch_lines(
+        [
+            "*cell 1 * saved with outputs but never run*",
+            "SKIPPED [[]1] nb.ipynb:*: cell 2 (id *) was saved without having been run (it has "
+            "no execution count): it has no outputs to compare",
+        ]
+    )
 
 
 def test_streams_compare_as_shown_however_the_cell_split_its_printing(
@@ -368,7 +376,10 @@ def test_a_notebook_written_back_by_ntdd_passes_its_own_check(pytester: pytest.P
 def test_a_cell_the_run_leaves_out_is_skipped_with_the_reason(pytester: pytest.Pytester) -> None:
     write_notebook(
         pytester.path / "nb.ipynb",
-        [ran("# NTDD: skip\nimport time; time.sleep(600)", stdout("trained\n")), "x = 1"],
+        [
+            ran("# NTDD: skip\nimport time; time.sleep(600)", stdout("trained\n")),
+            ran("x = 1", count=2),
+        ],
     )
     got = run(pytester, "-rs", "--ntdd-outputs", "nb.ipynb")
     got.assert_outcomes(passed=2, skipped=1)

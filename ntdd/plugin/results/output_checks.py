@@ -67,7 +67,7 @@ class OutputCheck(pytest.Function):
         if saved.execution_count is None:
             if saved.outputs:
                 pytest.fail(_UNRUN.format(cell=cell.label), pytrace=False)
-            return  # never run before it was saved: nothing to compare (nbval's rule)
+            _skip(_NEVER_RUN.format(cell=cell.label))  # nothing to compare (nbval's rule)
         runtime = getattr(self.module, "__ntdd__", None)
         device = runtime.kernel.device if runtime is not None and runtime.kernel else ""
         fresh = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
@@ -102,6 +102,10 @@ def _skip(reason: str) -> NoReturn:
 
 
 _FIGURES = pytest.StashKey[Comparison]()
+_NEVER_RUN = (
+    "{cell} was saved without having been run (it has no execution count): "
+    "it has no outputs to compare"
+)
 _UNRUN = (
     "{cell} was saved with outputs but never run (it has no execution count), "
     "as nbval fails it too: run the notebook and save it, or clear the cell's outputs"
