@@ -49,3 +49,31 @@ def test_the_tqdm_normaliser_keeps_the_postfix_a_bar_shows(pytester: pytest.Pyte
     got, found = verdicts(pytester, "--ntdd-outputs", "--ntdd-outputs-normalize=tqdm", "nb.ipynb")
     assert found == {"outputs_of_cell_1": "PASSED", "outputs_of_cell_2": "FAILED"}
     got.stdout.fnmatch_lines(["  -100%|##| 10/10 [<elapsed>, loss=5.230, acc=0.110]"])
+
+
+def test_a_sanitize_pattern_that_backtracks_fails_its_check_at_the_timeout(
+    pytester: pytest.Pytester,
+) -> None:
+    """A check's comparison is C code (`re`) that holds the interpreter: its timeout must
+    still land. Without it this run never ends (pytester's own limit fails it)."""
+    pytester.path.joinpath("sanitize.cfg").write_text("regex: (a+)+$\nreplace: X\n")
+    write_notebook(
+        pytester.path / "nb.ipynb",
+        [ran("print('a' * 40 + 'b')", stdout("a" * 40 + "b\n"))],
+    )
+    got = pytester.runpytest_subprocess(
+        "-p",
+        "no:cacheprovider",
+        "--ntdd-outputs",
+        "--ntdd-outputs-sanitize-with=sanitize.cfg",
+        "--ntdd-timeout=1",
+        "nb.ipynb",
+        timeout=120,
+    )
+    got.assert_outcomes(passed=1, failed=1)
+    got.stdout.fnmatch_lines(
+        [
+            "cell 1 (id *): nb.ipynb::outputs_of_cell_1 timed out after 1 s (ntdd timeout) "
+            "while its saved and fresh outputs were cleaned and compared*"
+        ]
+    )

@@ -28,6 +28,7 @@ import ctypes
 import faulthandler
 import math
 import os
+import signal
 import sys
 import threading
 import time
@@ -95,12 +96,21 @@ class Deadline:
         self.overrun = overrun or Overrun()
 
     @contextlib.contextmanager
-    def running(self) -> Iterator[None]:
+    def running(self, own_code: bool = False) -> Iterator[None]:
+        """The block runs within what is left of the budget.
+
+        *own_code*: the block runs ntdd's own code, no cell of the notebook (an
+        output check comparing outputs). Then a timer signal keeps the time
+        where it can: it interrupts even C code that holds the interpreter (a
+        sanitize pattern that backtracks), where the watchdog thread never gets
+        to run; no cell runs to have its own use of the signal disturbed.
+        """
         if self.remaining <= 0:
             raise NtddTimeout(self.message)
         start = time.monotonic()
+        watch = _alarm if own_code and _alarm_possible() else _watch
         try:
-            with _watch(self.remaining, self.message, self.overrun):
+            with watch(self.remaining, self.message, self.overrun):
                 yield
         finally:
             self.remaining -= time.monotonic() - start
@@ -130,6 +140,31 @@ def _watch(seconds: float, message: str, overrun: Overrun) -> Iterator[None]:
             # the timeout: the test still failed.
             _clear_async_exception(job.thread)
             raise NtddTimeout(message)
+
+
+def _alarm_possible() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float, message: str, overrun: Overrun) -> Iterator[None]:
+    """`SIGALRM` raises the timeout after *seconds*; the handler and timer that were
+    set before (a cell's own alarm) are put back after."""
+
+    def expired(signum: int, frame: FrameType | None) -> None:
+        raise NtddTimeout(message)
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    started = time.monotonic()
+    before, interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        if before:  # an alarm set before, still to go off: it goes off when it would have
+            left = max(before - (time.monotonic() - started), 1e-6)
+            signal.setitimer(signal.ITIMER_REAL, left, interval)
 
 
 def phase_ended() -> None:

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from ntdd.errors import NtddError, SetupError
+from ntdd.errors import NtddError, NtddTimeout, SetupError
 from ntdd.notebook.read import (
     SavedCell,
     notebook_with_outputs,
@@ -43,6 +43,7 @@ class OutputCheck(pytest.Function):
 
     checked: CheckedCell
     notebook: Path  # the file the saved outputs are read from
+    call_runs_no_cell = True  # its call runs ntdd's code alone: its deadline interrupts C code
 
     def setup(self) -> None:
         """The notebook run to its end. Where a cell below this one raised, the cells above
@@ -76,12 +77,19 @@ class OutputCheck(pytest.Function):
         checking = settings_of(self.config).outputs
         assert checking is not None  # the check was collected because outputs are checked
         tolerance = self.checked.image_tolerance
-        comparison = compare_outputs(
-            saved.outputs,
-            fresh,
-            checking.cleaning,
-            tolerance if tolerance is not None else checking.image_tolerance,
-        )
+        try:
+            comparison = compare_outputs(
+                saved.outputs,
+                fresh,
+                checking.cleaning,
+                tolerance if tolerance is not None else checking.image_tolerance,
+            )
+        except NtddTimeout as e:  # a sanitize pattern that backtracks, most likely
+            timed_out = _TIMED_OUT.format(cell=cell.label, error=e)
+        else:
+            timed_out = ""
+        if timed_out:  # said alone, not as an error raised while handling the timeout
+            pytest.fail(timed_out, pytrace=False)
         if not comparison.same:
             self.stash[_FIGURES] = comparison
             pytest.fail(self._message(comparison), pytrace=False)
@@ -102,6 +110,10 @@ def _skip(reason: str) -> NoReturn:
 
 
 _FIGURES = pytest.StashKey[Comparison]()
+_TIMED_OUT = (
+    "{cell}: {error} while its saved and fresh outputs were cleaned and compared "
+    "(a sanitize pattern that backtracks?)"
+)
 _NEVER_RUN = (
     "{cell} was saved without having been run (it has no execution count): "
     "it has no outputs to compare"

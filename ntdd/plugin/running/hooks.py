@@ -98,12 +98,14 @@ class RunHooks:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self._contained(item), beside_nbval.verdict_of_ntdd(item):
+        own_code = getattr(item, "call_runs_no_cell", False)  # an output check's comparison
+        with self._contained(item, own_code), beside_nbval.verdict_of_ntdd(item):
             return (yield)
 
     @contextlib.contextmanager
-    def _contained(self, item: pytest.Item) -> Iterator[None]:
-        """A notebook test's phase, within its time budget, its damage kept in."""
+    def _contained(self, item: pytest.Item, own_code: bool = False) -> Iterator[None]:
+        """A notebook test's phase, within its time budget, its damage kept in (*own_code*:
+        the phase runs ntdd's code alone, `Deadline.running`)."""
         __tracebackhide__ = True
         if notebook_module(item) is None:
             yield
@@ -117,7 +119,7 @@ class RunHooks:
         runs_code_of = runtime.runs_code_of if runtime is not None else _nobody
         with (
             containment.contained(item.nodeid, runs_code_of),
-            deadline.running() if deadline else _nothing(),
+            deadline.running(own_code) if deadline else _nothing(),
         ):
             yield
 
