@@ -8,8 +8,12 @@ a check cannot hang the run past its timeout.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+import nbformat
 import pytest
-from conftest import write_notebook
+from conftest import run, write_notebook
 from test_output_checks import ran, stdout, verdicts
 
 
@@ -34,6 +38,88 @@ def test_a_last_test_a_mark_may_leave_out_gives_its_cell_no_output_of_ntdds_own(
     )
     got.assert_outcomes(passed=7)
     assert "which no test is sure to reach" not in (pytester.path / "r.html").read_text()
+
+
+# 650 lines of 1,000 characters: more than a run keeps of a stream (its last 200,000 or more)
+LONG = "for i in range(650):\n    print(f'{i:06d}' + '.' * 993)"
+LONG_TEXT = "".join(f"{i:06d}" + "." * 993 + "\n" for i in range(650))
+ONE_CHANGED = LONG.replace("f'{i:06d}'", "f'{6 if i == 5 else i:06d}'")  # in the part left out
+
+
+def test_a_stream_longer_than_a_run_keeps_passes_when_printed_the_same(
+    pytester: pytest.Pytester,
+) -> None:
+    assert len(LONG_TEXT) == 650_000
+    write_notebook(pytester.path / "nb.ipynb", [ran(LONG, stdout(LONG_TEXT))])
+    run(pytester, "--ntdd-outputs", "nb.ipynb").assert_outcomes(passed=2)
+
+
+def test_a_long_stream_that_differs_early_fails_saying_it_was_compared_whole(
+    pytester: pytest.Pytester,
+) -> None:
+    write_notebook(pytester.path / "nb.ipynb", [ran(ONE_CHANGED, stdout(LONG_TEXT))])
+    got = run(pytester, "--ntdd-outputs", "nb.ipynb")
+    got.assert_outcomes(passed=1, failed=1)
+    got.stdout.fnmatch_lines(
+        [
+            "stdout differs: the fresh stream was longer than a run keeps whole, so the two "
+            "were compared by the length and SHA-256 of all that was printed*",
+            "  saved: 650,000 characters",
+            "  fresh: 650,000 characters, held as * with what was left out noted",
+            "  they end alike: the difference is in what was left out",
+        ]
+    )
+
+
+def test_a_long_stream_written_back_as_its_tail_is_still_compared_whole(
+    pytester: pytest.Pytester,
+) -> None:
+    """Written back, the stream is its tail, with the whole one's digest in the cell's
+    metadata: a number changed in the part the tail leaves out fails the next check."""
+    path = write_notebook(pytester.path / "nb.ipynb", [ran(LONG)])
+    run(pytester, "--ntdd-outputs", "--ntdd-overwrite", "nb.ipynb")
+    cell = json.loads(path.read_text())["cells"][0]
+    assert len("".join(cell["outputs"][0]["text"])) < 650_000  # its tail
+    whole = cell["metadata"]["ntdd"]["shortened_streams"]["stdout"]
+    assert whole["length"] == 650_000
+    nbformat.validate(nbformat.read(path, as_version=4))
+
+    run(pytester, "--ntdd-outputs", "nb.ipynb").assert_outcomes(passed=2)
+    _change_source(path, ONE_CHANGED)
+    got = run(pytester, "--ntdd-outputs", "nb.ipynb")
+    got.assert_outcomes(passed=1, failed=1)
+    got.stdout.fnmatch_lines(
+        ["stdout differs: the saved and the fresh streams were longer than a run keeps whole*"]
+    )
+
+
+def test_a_tail_written_back_without_its_digest_cannot_pass(pytester: pytest.Pytester) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", [ran(LONG)])
+    run(pytester, "--ntdd-outputs", "--ntdd-overwrite", "nb.ipynb")
+    notebook = json.loads(path.read_text())
+    notebook["cells"][0]["metadata"].pop("ntdd")  # a tool that strips metadata
+    path.write_text(json.dumps(notebook))
+    got = run(pytester, "--ntdd-outputs", "nb.ipynb")
+    got.assert_outcomes(passed=1, failed=1)
+    got.stdout.fnmatch_lines(["*the saved stream was written back shortened*cannot be compared*"])
+
+
+def test_a_stream_written_whole_again_loses_the_mark_of_its_tail(
+    pytester: pytest.Pytester,
+) -> None:
+    path = write_notebook(pytester.path / "nb.ipynb", [ran(LONG)])
+    run(pytester, "--ntdd-outputs", "--ntdd-overwrite", "nb.ipynb")
+    _change_source(path, "print('short now')")
+    run(pytester, "--ntdd-outputs", "--ntdd-overwrite", "nb.ipynb")
+    cell = json.loads(path.read_text())["cells"][0]
+    assert "ntdd" not in cell["metadata"]
+    assert "".join(cell["outputs"][0]["text"]) == "short now\n"
+
+
+def _change_source(path: Any, source: str) -> None:
+    notebook = json.loads(path.read_text())
+    notebook["cells"][0]["source"] = source
+    path.write_text(json.dumps(notebook))
 
 
 def test_the_tqdm_normaliser_keeps_the_postfix_a_bar_shows(pytester: pytest.Pytester) -> None:

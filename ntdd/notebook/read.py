@@ -20,6 +20,7 @@ from typing import Any
 
 from ntdd.errors import NotebookReadError, NotPythonError
 from ntdd.notebook.markers import is_test_cell
+from ntdd.notebook.streams import SHORTENED
 from ntdd.notebook.text import TEXT_SUFFIXES, read_text_notebook
 from ntdd.values import Cell, Notebook
 
@@ -243,6 +244,8 @@ class SavedCell:
     index: int  # as Jupyter counts cells: 1 is the first; every cell counts
     execution_count: int | None  # None: the cell was never run before it was saved
     outputs: tuple[dict[str, Any], ...]  # nbformat's shapes, multi-line strings joined
+    shortened: dict[str, Any] | None = None  # streams ntdd wrote back as tails: each one's
+    # whole length and SHA-256, by name, as the cell's `ntdd` metadata says (`streams`)
 
 
 def notebook_with_outputs(data: bytes, path: Path) -> tuple[Notebook, dict[int, SavedCell]]:
@@ -277,8 +280,18 @@ def _outputs_of(obj: dict[str, Any], path: Path) -> dict[int, SavedCell]:
             index,
             count if isinstance(count, int) and not isinstance(count, bool) else None,
             tuple(_joined(output) for output in outputs),
+            _shortened(raw),
         )
     return found
+
+
+def _shortened(cell: dict[str, Any]) -> dict[str, Any] | None:
+    """What the cell's `ntdd` metadata says of its streams written back as tails (each
+    entry checked where it is compared), or None."""
+    meta = cell.get("metadata")
+    ours = meta.get("ntdd") if isinstance(meta, dict) else None
+    found = ours.get(SHORTENED) if isinstance(ours, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def _joined(output: dict[str, Any]) -> dict[str, Any]:

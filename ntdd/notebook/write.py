@@ -18,6 +18,7 @@ from typing import Any
 
 from ntdd.errors import NotebookWriteError
 from ntdd.notebook.files import write_atomic
+from ntdd.notebook.streams import SHORTENED
 from ntdd.notebook.text import TEXT_SUFFIXES, text_with_sources
 
 _STYLES = [
@@ -55,8 +56,9 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
     return _edited(path, data, edit)
 
 
-# A code cell as a run left it: its outputs (nbformat's shapes) and its execution count.
-RanCell = tuple[list[dict[str, Any]], int]
+# A code cell as a run left it: its outputs (nbformat's shapes), its execution count, and
+# the whole length and SHA-256 of each stream kept as its tail, by name (`streams`).
+RanCell = tuple[list[dict[str, Any]], int, dict[str, dict[str, Any]]]
 
 
 def with_outputs(
@@ -74,7 +76,7 @@ def with_outputs(
         cells = notebook["cells"]
         if marker is not None:
             notebook.setdefault("metadata", {})["ntdd"] = marker
-        for index, (outputs, count) in ran.items():
+        for index, (outputs, count, shortened) in ran.items():
             if index > len(cells):
                 raise NotebookWriteError(f"{path}: has no cell {index} any more")
             cell = cells[index - 1]
@@ -82,8 +84,27 @@ def with_outputs(
                 raise NotebookWriteError(f"{path}: cell {index} is no longer a code cell")
             cell["outputs"] = [_counted(output, count) for output in outputs]
             cell["execution_count"] = count
+            _mark_shortened(cell, shortened)
 
     return _edited(path, data, edit, any_layout=True)
+
+
+def _mark_shortened(cell: dict[str, Any], shortened: dict[str, dict[str, Any]]) -> None:
+    """The cell's `ntdd` metadata says which of its streams are tails, and what the whole
+    ones were, so that a check of the notebook compares those, never the tails; a mark
+    an earlier write left goes with the outputs it described."""
+    metadata = cell.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = cell["metadata"] = {}
+    ours = metadata.get("ntdd")
+    if shortened:
+        metadata["ntdd"] = {**(ours if isinstance(ours, dict) else {}), SHORTENED: shortened}
+    elif isinstance(ours, dict) and SHORTENED in ours:
+        rest = {key: value for key, value in ours.items() if key != SHORTENED}
+        if rest:
+            metadata["ntdd"] = rest
+        else:
+            del metadata["ntdd"]
 
 
 def _counted(output: dict[str, Any], count: int) -> dict[str, Any]:

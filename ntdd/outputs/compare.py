@@ -10,6 +10,10 @@ fields, the same number of values for each, and equal values, after the
 cleaning (`cleaning`) of each text. Unlike nbval, a `image/png` is compared
 too, by its pixel size and a perceptual distance (`images`), and every
 field that differs is said, not only the first.
+
+A stream a run kept as its tail (a cell that printed more than a run keeps),
+on either side, is compared whole: by the length and SHA-256 of what was
+printed (`ntdd.notebook.streams`), never tail against tail.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from __future__ import annotations
 import difflib
 import pprint
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ntdd.notebook import streams
 
 # What nbval does not compare (its `skip_compare`, images included: nbval compares them
 # byte for byte only with nbdime installed; here `image/png` is compared apart).
@@ -69,17 +75,25 @@ def compare_outputs(
     fresh: Iterable[dict[str, Any]],
     clean: Callable[[str], str] = lambda text: text,
     image_tolerance: float | None = None,
+    saved_whole: Mapping[str, Any] | None = None,
+    fresh_whole: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Compare *fresh* outputs with *saved* ones; *clean* is applied to every text first.
 
     *image_tolerance* is the largest perceptual distance that still counts as
     the same figure (`images.DEFAULT_TOLERANCE` when None); `float("inf")`
-    compares figures by size only, `IMAGES_OFF` not at all.
+    compares figures by size only, `IMAGES_OFF` not at all. *saved_whole* and
+    *fresh_whole* sum up the streams each side holds as a tail, by name
+    (`streams.WholeStream.summary`).
     """
+    saved, fresh = list(saved), list(fresh)
     ours, theirs = _fields(saved, clean), _fields(fresh, clean)
+    long = _long_streams(saved, fresh, saved_whole or {}, fresh_whole or {})
     differences: list[str] = []
     for key in [*ours, *(k for k in theirs if k not in ours)]:
-        if key not in theirs:
+        if key in long:
+            differences.extend([long[key]] if long[key] else [])
+        elif key not in theirs:
             differences.append(_one_side(key, ours[key], "saved outputs", "the fresh ones"))
         elif key not in ours:
             differences.append(_one_side(key, theirs[key], "fresh outputs", "the saved ones"))
@@ -131,6 +145,102 @@ def _fields(outputs: Iterable[dict[str, Any]], clean: Callable[[str], str]) -> d
             else:
                 fields.setdefault(key, []).append(_cleaned(value, clean))
     return fields
+
+
+@dataclass(frozen=True)
+class _Stream:
+    """One side's stream, as held, and what is known of it whole."""
+
+    text: str
+    short: bool  # held as its tail
+    length: int | None
+    sha256: str | None  # None: unknown
+
+    @classmethod
+    def of(cls, text: str, recorded: Any) -> _Stream:
+        """A tail's summary is the one recorded beside it; a stream held whole is summed up
+        here (a mark left beside outputs Jupyter saved since is not read)."""
+        if not streams.shortened(text):
+            summary = streams.summary_of(text)
+            return cls(text, False, summary["length"], summary["sha256"])
+        known = recorded if isinstance(recorded, dict) else {}
+        length, sha = known.get("length"), known.get("sha256")
+        return cls(
+            text,
+            True,
+            length if isinstance(length, int) else None,
+            sha if isinstance(sha, str) else None,
+        )
+
+    def said(self, side: str) -> str:
+        size = f"{self.length:,} characters" if self.length is not None else "of unknown length"
+        kept = f", held as {len(self.text):,} with what was left out noted" if self.short else ""
+        return f"  {side}: {size}{kept}"
+
+
+def _long_streams(
+    saved: list[dict[str, Any]],
+    fresh: list[dict[str, Any]],
+    saved_whole: Mapping[str, Any],
+    fresh_whole: Mapping[str, Any],
+) -> dict[str, str]:
+    """The streams of both sides that one side holds as a tail, by name: what differs
+    between them, compared whole by length and SHA-256 ("" where they are the same)."""
+    ours, theirs = _stream_texts(saved), _stream_texts(fresh)
+    held = [n for n in ours if n in theirs]
+    found: dict[str, str] = {}
+    for name in held:
+        if not (name in fresh_whole or streams.shortened(ours[name] + theirs[name])):
+            continue
+        was = _Stream.of(ours[name], saved_whole.get(name))
+        now = _Stream.of(theirs[name], fresh_whole.get(name))
+        same = was.sha256 is not None and (was.sha256, was.length) == (now.sha256, now.length)
+        found[name] = "" if same else _long_difference(name, was, now)
+    return found
+
+
+def _stream_texts(outputs: list[dict[str, Any]]) -> dict[str, str]:
+    return {
+        output.get("name", "stdout"): output.get("text", "")
+        for output in coalesced(outputs)
+        if output.get("output_type") == "stream" and isinstance(output.get("text", ""), str)
+    }
+
+
+def _long_difference(name: str, was: _Stream, now: _Stream) -> str:
+    """Why two streams, one or both held as a tail, are not known to be the same."""
+    both = was.short and now.short
+    sides = (
+        "the saved and the fresh streams were"
+        if both
+        else f"the {'saved' if was.short else 'fresh'} stream was"
+    )
+    lines = [
+        f"{name} differs: {sides} longer than a run keeps whole, so the two were compared "
+        "by the length and SHA-256 of all that was printed (before any sanitizing or "
+        "normalising):",
+        was.said("saved"),
+        now.said("fresh"),
+    ]
+    if was.short and was.sha256 is None:
+        lines.append(
+            "  the saved stream was written back shortened, and the cell's `ntdd` metadata "
+            "holds no digest of the whole: it cannot be compared (write the notebook back "
+            "again, or run it in Jupyter and save it)"
+        )
+    elif now.sha256 is None:
+        lines.append("  a line of the fresh stream was too long to digest: it cannot be compared")
+    else:
+        ends = [_last_lines(s.text) for s in (was, now)]
+        if ends[0] == ends[1]:
+            lines.append("  they end alike: the difference is in what was left out")
+        else:
+            lines.append(f"  how they end:\n{_diff(*ends)}")
+    return "\n".join(lines)
+
+
+def _last_lines(text: str, count: int = 20) -> str:
+    return "".join(text.splitlines(keepends=True)[-count:])
 
 
 def _cleaned(value: Any, clean: Callable[[str], str]) -> Any:

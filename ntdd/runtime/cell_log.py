@@ -48,6 +48,8 @@ class CellRun:
     displays: dict[str, list[int]] = field(default_factory=dict)  # display_id: its outputs
     updates: list[dict[str, Any]] = field(default_factory=list)  # `update_display`s it made
     notes: list[str] = field(default_factory=list)  # outputs with no JSON form, shown by repr
+    shortened: dict[str, dict[str, Any]] = field(default_factory=dict)  # streams kept as tails:
+    # each one's whole length and SHA-256, by stream name (`Outputs.shortened`)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON data (its outputs were made JSON-safe where they were recorded)."""
@@ -178,6 +180,7 @@ def recorded(
             displays=outputs.displays(),
             updates=json_safe(outputs.updates, notes),
             notes=notes,
+            shortened=outputs.shortened(),
         )
         log.runs.append(run)
 

@@ -11,22 +11,23 @@ nothing is kept.
 
 A stream is kept as a notebook shows it: `\\r` progress lines collapsed to
 the last state (nbconvert's `coalesce_streams`), and a cell that prints a lot
-keeps a capped tail, marked, so memory stays flat.
+keeps a capped tail, marked, so memory stays flat; such a stream's whole
+length and digest are worked out as it is printed (`ntdd.notebook.streams`),
+for the output checks and the notebooks written back.
 """
 
 from __future__ import annotations
 
 import base64
 import contextlib
-import re
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
 
+from ntdd.notebook.streams import WholeStream, collapsed, left_out_note
+
 STREAM_CAP = 200_000  # characters of one stream output kept: its tail, marked
-_CARRIAGE_RETURN = re.compile(r".*\r(?=[^\n])")  # nbconvert's: a line a later `\r` overwrote
-_BACKSPACE = re.compile(r"[^\n]\x08")
 
 # What `IPython.display.clear_output` writes to stdout outside a kernel (a terminal's
 # "erase the line"): in a kernel it clears the cell's outputs so far.
@@ -43,6 +44,7 @@ class Outputs:
         self._ids: dict[str, list[dict[str, Any]]] = {}  # display_id: the outputs it names
         self._dropped: dict[int, int] = {}  # id of a stream output: characters left out
         self._progress: set[int] = set()  # ids of stream outputs a `\r` rewrote: progress bars
+        self._whole: dict[str, WholeStream] = {}  # of each stream that was shortened, by name
         self._pending_clear = False  # `clear_output(wait=True)` was called
         self.updates: list[dict[str, Any]] = []  # each `update_display`: cells above see it too
 
@@ -55,7 +57,7 @@ class Outputs:
             self.clear(_waits())
             return
         if self._pending_clear:  # `clear_output(wait=True)`: cleared when new output comes
-            self.items, self._ids, self._pending_clear = [], {}, False
+            self._cleared()
         last = self.items[-1] if self.items else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
             last["text"] += text
@@ -64,7 +66,15 @@ class Outputs:
             self.items.append(last)
         if "\r" in text:
             self._progress.add(id(last))
+        whole = self._whole.get(name)
+        if whole is not None:
+            whole.add(text)
         if len(last["text"]) > 2 * STREAM_CAP:  # trimmed in steps: writes stay O(1) on average
+            if whole is None:  # the first cut of this stream: what it printed so far, whole
+                whole = self._whole[name] = WholeStream()
+                for output in self.items:
+                    if output["output_type"] == "stream" and output["name"] == name:
+                        whole.add(output["text"])
             cut = len(last["text"]) - STREAM_CAP
             self._dropped[id(last)] = self._dropped.get(id(last), 0) + cut
             last["text"] = last["text"][cut:]
@@ -73,7 +83,11 @@ class Outputs:
         """`clear_output()`: the outputs so far are gone; with *wait*, when new output comes."""
         self._pending_clear = wait
         if not wait:
-            self.items, self._ids = [], {}
+            self._cleared()
+
+    def _cleared(self) -> None:
+        self.items, self._ids, self._pending_clear = [], {}, False
+        self._dropped, self._progress, self._whole = {}, set(), {}
 
     def display(
         self,
@@ -87,7 +101,7 @@ class Outputs:
         if not data:
             return
         if self._pending_clear and not update:
-            self.items, self._ids, self._pending_clear = [], {}, False
+            self._cleared()
         shown = {"output_type": "display_data", "data": _plain(data), "metadata": metadata}
         if update:
             for output in self._ids.get(display_id or "", []):
@@ -140,10 +154,15 @@ class Outputs:
                 text = collapsed(output["text"])
                 dropped = self._dropped.get(id(output))
                 if dropped:
-                    text = f"[… {dropped:,} characters of output left out …]\n{text}"
+                    text = left_out_note(dropped) + text
                 output = {**output, "text": text}
             shown.append(output)
         return shown
+
+    def shortened(self) -> dict[str, dict[str, Any]]:
+        """Each stream recorded as its tail, by name: the whole stream's length and SHA-256
+        as a notebook shows it (`WholeStream.summary`), what an output check compares."""
+        return {name: whole.summary() for name, whole in self._whole.items()}
 
     def displays(self) -> dict[str, list[int]]:
         """Each `display_id` shown, and the positions in `as_list` of its outputs: where an
@@ -171,19 +190,6 @@ def _waits() -> bool:
             return bool(frame.f_locals.get("wait"))
         frame = frame.f_back
     return False
-
-
-def collapsed(text: str) -> str:
-    """Stream text as a notebook shows it: what a `\\r` or a backspace overwrote is gone."""
-    if "\r" not in text and "\x08" not in text:
-        return text
-    text = text.replace("\r\n", "\n")
-    while True:
-        shorter = _BACKSPACE.sub("", text)
-        if shorter == text:
-            break
-        text = shorter
-    return _CARRIAGE_RETURN.sub("", text)
 
 
 def current() -> Outputs | None:

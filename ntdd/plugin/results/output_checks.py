@@ -71,9 +71,10 @@ class OutputCheck(pytest.Function):
             _skip(_NEVER_RUN.format(cell=cell.label))  # nothing to compare (nbval's rule)
         runtime = getattr(self.module, "__ntdd__", None)
         device = runtime.kernel.device if runtime is not None and runtime.kernel else ""
-        fresh = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
-        if fresh is None:
+        ran = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
+        if ran is None:
             _skip(f"{cell.label}: the run ran none of its code; its outputs are not checked")
+        fresh, fresh_whole = ran
         checking = settings_of(self.config).outputs
         assert checking is not None  # the check was collected because outputs are checked
         tolerance = self.checked.image_tolerance
@@ -83,6 +84,8 @@ class OutputCheck(pytest.Function):
                 fresh,
                 checking.cleaning,
                 tolerance if tolerance is not None else checking.image_tolerance,
+                saved.shortened,
+                fresh_whole,
             )
         except NtddTimeout as e:  # a sanitize pattern that backtracks, most likely
             timed_out = _TIMED_OUT.format(cell=cell.label, error=e)
@@ -228,14 +231,18 @@ class OutputRecords:
             self._saved[notebook] = found
         return found
 
-    def fresh(self, notebook: str, device: str, index: int) -> list[dict[str, Any]] | None:
-        """The cell's outputs as the run left them (a later cell's `update_display` applied);
-        None when the run did not run it."""
+    def fresh(
+        self, notebook: str, device: str, index: int
+    ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]] | None:
+        """The cell's outputs as the run left them (a later cell's `update_display` applied),
+        and the streams it kept as tails, summed up whole; None when the run did not run it."""
         ran = self.ledger.run_of(notebook)
         run = ran.cells(device).get(index) if ran is not None else None
         if run is None:
             return None
-        return [] if run.test == "functions" else run.outputs  # defining tests shows nothing
+        if run.test == "functions":  # defining tests shows nothing
+            return [], {}
+        return run.outputs, run.shortened
 
 
 def output_records(config: pytest.Config) -> OutputRecords:

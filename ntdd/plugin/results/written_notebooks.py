@@ -44,7 +44,9 @@ def as_written(run: NotebookRun) -> dict[int, RanCell]:
     counts them; a cell of test functions defines them, which shows nothing."""
     runs = [run for _, run in sorted(run.ran().items())]
     return {
-        run.index: ([] if run.test == "functions" else run.outputs, count)
+        run.index: (run.outputs, count, run.shortened)
+        if run.test != "functions"
+        else ([], count, {})
         for count, run in enumerate(runs, start=1)
     }
 
