@@ -180,13 +180,23 @@ def test_a_cell_marked_to_raise_has_its_error_compared_by_name_and_message(
 def test_a_cell_saved_with_outputs_but_never_run_fails_and_one_without_is_skipped_saying_so(
     pytester: pytest.Pytester,
 ) -> None:
-    """Not compared, as nbval does not compare it: a check that passed would say it was."""
+    """Not compared, as nbval does not compare it: a check that passed would say it was.
+    An empty cell (the one Jupyter leaves at a notebook's end) too."""
     write_notebook(
         pytester.path / "nb.ipynb",
-        [ran("print(1)", stdout("stale\n"), count=None), ran("print(2)", count=None)],
+        [
+            ran("print(1)", stdout("stale\n"), count=None),
+            ran("print(2)", count=None),
+            ran("", count=None),
+        ],
     )
     got, found = verdicts(pytester, "-rfs", "--ntdd-outputs", "nb.ipynb")
-    assert found == {"outputs_of_cell_1": "FAILED", "outputs_of_cell_2": "SKIPPED"}
+    assert found == {
+        "outputs_of_cell_1": "FAILED",
+        "outputs_of_cell_2": "SKIPPED",
+        "outputs_of_cell_3": "SKIPPED",
+    }
+    assert got.ret == pytest.ExitCode.TESTS_FAILED
     got.stdout.fnmatch_lines(
         [
             "*cell 1 * saved with outputs but never run*",

@@ -60,7 +60,7 @@ class OutputCheck(pytest.Function):
         if self.checked.problem:
             pytest.fail(f"{self.notebook}: {self.checked.problem}", pytrace=False)
         if self.checked.skipped:
-            _skip(f"{self.checked.skipped}: not run, so its outputs are not checked")
+            self._skip(f"{self.checked.skipped}: not run, so its outputs are not checked")
         records = output_records(self.config)
         saved = records.saved(self.notebook).get(cell.index)
         if saved is None:
@@ -68,12 +68,12 @@ class OutputCheck(pytest.Function):
         if saved.execution_count is None:
             if saved.outputs:
                 pytest.fail(_UNRUN.format(cell=cell.label), pytrace=False)
-            _skip(_NEVER_RUN.format(cell=cell.label))  # nothing to compare (nbval's rule)
+            self._skip(_NEVER_RUN.format(cell=cell.label))  # nothing to compare (nbval's rule)
         runtime = getattr(self.module, "__ntdd__", None)
         device = runtime.kernel.device if runtime is not None and runtime.kernel else ""
         ran = records.fresh(str(runtime.cells.notebook) if runtime else "", device, cell.index)
         if ran is None:
-            _skip(f"{cell.label}: the run ran none of its code; its outputs are not checked")
+            self._skip(f"{cell.label}: the run ran none of its code; its outputs are not checked")
         fresh, fresh_whole = ran
         checking = settings_of(self.config).outputs
         assert checking is not None  # the check was collected because outputs are checked
@@ -97,6 +97,12 @@ class OutputCheck(pytest.Function):
             self.stash[_FIGURES] = comparison
             pytest.fail(self._message(comparison), pytrace=False)
 
+    def _skip(self, reason: str) -> NoReturn:
+        """Skipped at the cell's line, as a skip mark is reported, not at this module's; an
+        empty cell has no line of its own in the file: it is skipped where it is named."""
+        where = self.reportinfo()[1] is not None
+        raise pytest.skip.Exception(reason, _use_item_location=where)
+
     def _message(self, comparison: Comparison) -> str:
         head = f"{self.checked.cell.label}: its outputs differ from those saved in the notebook"
         return "\n".join([head, *comparison.differences])
@@ -105,11 +111,6 @@ class OutputCheck(pytest.Function):
         runtime = getattr(self.module, "__ntdd__", None)
         line = runtime.cells.cell_line_in_file(self.checked.cell.index, None) if runtime else None
         return self.notebook, line - 1 if line is not None else None, self.name
-
-
-def _skip(reason: str) -> NoReturn:
-    """Skipped at the cell's line, as a skip mark is reported, not at this module's."""
-    raise pytest.skip.Exception(reason, _use_item_location=True)
 
 
 _FIGURES = pytest.StashKey[Comparison]()
