@@ -5,6 +5,7 @@
     python benchmarks/before_after.py ../before --rounds 10 real
     python benchmarks/before_after.py ../before --rounds 5 alone   # one notebook a process
     python benchmarks/before_after.py ../before --rounds 6 options # every results option on
+    python benchmarks/before_after.py ../before --rounds 5 prints  # 65,000 lines printed
 
 Each measure runs as `run.py` runs its tools (a fresh pytest process, one
 plugin, bytecode cached, `OMP_NUM_THREADS=1`), with one checkout or the other
@@ -206,12 +207,25 @@ def options(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
         print(f"options, {kind}, after ÷ before: {after.describe(x)}")
 
 
+def prints(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
+    """A cell printing 65,000 lines with the page recording outputs: what recording a
+    long stream costs, before and after."""
+    notebook = workloads.chatty_training(scratch / "prints", 65_000)
+    cmd = pytest_cmd("ntdd", "--ntdd", "--ntdd-report=report.html", notebook.name, cache=True)
+    measures = {name: cpu_of(path, cmd, notebook.parent) for name, path in paths.items()}
+    figures = interleaved(measures, rounds)
+    for name in paths:
+        print(f"prints, {name}: {figures[name].describe(lambda v: f'{v:.3f} s')}")
+    print(f"prints, after ÷ before: {ratio(figures['after'], figures['before']).describe(x)}")
+
+
 WORKLOADS = {
     "collection": collection,
     "tests": tests,
     "real": real,
     "alone": alone,
     "options": options,
+    "prints": prints,
 }
 
 

@@ -88,6 +88,18 @@ def many_tests(folder: Path, count: int) -> Path:
     return write_notebook(folder / f"tests_{count}.ipynb", [setup, *tests])
 
 
+def chatty_training(folder: Path, lines: int) -> Path:
+    """Workload prints: a loop that prints a line a step, *lines* of them, as training
+    loops print their loss, and a test below it."""
+    setup = (
+        f"losses = []\nfor step in range({lines}):\n"
+        "    losses.append(1 / (step + 1))\n"
+        "    print(f'step {step}: loss={losses[-1]:.6f}')"
+    )
+    test = "# TEST: the loss went down\nassert losses[-1] < losses[0]"
+    return write_notebook(folder / f"chatty_{lines}.ipynb", [setup, test])
+
+
 def heavy_notebooks(folder: Path, count: int, megabytes: int = 50, fail: bool = False) -> Path:
     """Workload memory: *count* notebooks whose setup each holds a *megabytes* object.
 

@@ -47,6 +47,10 @@ class Outputs:
         self._whole: dict[str, WholeStream] = {}  # of each stream that was shortened, by name
         self._pending_clear = False  # `clear_output(wait=True)` was called
         self.updates: list[dict[str, Any]] = []  # each `update_display`: cells above see it too
+        # The last stream output's writes not yet joined into its text: a training loop's
+        # thousands of prints would otherwise copy the whole text on each (quadratic).
+        self._unjoined: list[str] = []
+        self._unjoined_length = 0
 
     def stream(self, name: str, text: str) -> None:
         """A write to stdout or stderr; merged into the last output when that is the same
@@ -60,8 +64,10 @@ class Outputs:
             self._cleared()
         last = self.items[-1] if self.items else None
         if last is not None and last["output_type"] == "stream" and last["name"] == name:
-            last["text"] += text
+            self._unjoined.append(text)
+            self._unjoined_length += len(text)
         else:
+            self._join()
             last = {"output_type": "stream", "name": name, "text": text}
             self.items.append(last)
         if "\r" in text:
@@ -69,7 +75,8 @@ class Outputs:
         whole = self._whole.get(name)
         if whole is not None:
             whole.add(text)
-        if len(last["text"]) > 2 * STREAM_CAP:  # trimmed in steps: writes stay O(1) on average
+        if len(last["text"]) + self._unjoined_length > 2 * STREAM_CAP:  # trimmed in steps
+            self._join()
             if whole is None:  # the first cut of this stream: what it printed so far, whole
                 whole = self._whole[name] = WholeStream()
                 for output in self.items:
@@ -85,7 +92,14 @@ class Outputs:
         if not wait:
             self._cleared()
 
+    def _join(self) -> None:
+        """The last stream output's text made whole, before anything else reads or follows it."""
+        if self._unjoined:
+            self.items[-1]["text"] += "".join(self._unjoined)
+            self._unjoined, self._unjoined_length = [], 0
+
     def _cleared(self) -> None:
+        self._unjoined, self._unjoined_length = [], 0
         self.items, self._ids, self._pending_clear = [], {}, False
         self._dropped, self._progress, self._whole = {}, set(), {}
 
@@ -100,6 +114,7 @@ class Outputs:
         in place, as `update_display` changes them in a notebook."""
         if not data:
             return
+        self._join()
         if self._pending_clear and not update:
             self._cleared()
         shown = {"output_type": "display_data", "data": _plain(data), "metadata": metadata}
@@ -124,6 +139,7 @@ class Outputs:
         change, as a kernel's message may name one)."""
         if not data:
             return
+        self._join()
         shown = {
             "output_type": "execute_result",
             "data": _plain(data),
@@ -137,6 +153,7 @@ class Outputs:
     def error(self, error: BaseException, traceback_text: str, evalue: str | None = None) -> None:
         """What the cell raised: its name, its message (*evalue*, where it is not the
         error's own), the notebook's frames."""
+        self._join()
         self.items.append(
             {
                 "output_type": "error",
@@ -148,6 +165,7 @@ class Outputs:
 
     def as_list(self) -> list[dict[str, Any]]:
         """The outputs as a notebook would hold them (plain dicts in nbformat's shapes)."""
+        self._join()
         shown: list[dict[str, Any]] = []
         for output in self.items:
             if output["output_type"] == "stream":
@@ -167,6 +185,7 @@ class Outputs:
     def displays(self) -> dict[str, list[int]]:
         """Each `display_id` shown, and the positions in `as_list` of its outputs: where an
         update from a cell below lands."""
+        self._join()
         where = {id(output): n for n, output in enumerate(self.items)}
         found = {
             key: [where[id(o)] for o in shown if id(o) in where] for key, shown in self._ids.items()
@@ -176,6 +195,7 @@ class Outputs:
     def progress(self) -> list[int]:
         """The positions in `as_list` of the streams a `\r` rewrote: a progress bar (tqdm's
         on stderr), which the report shows as text, not as an error's output."""
+        self._join()
         return [n for n, output in enumerate(self.items) if id(output) in self._progress]
 
 
