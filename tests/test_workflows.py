@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jupytext
+import nbformat
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
@@ -356,6 +357,26 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
     )
     assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
     assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
+
+
+def test_init_counts_no_copy_ntdd_wrote_and_says_it_left_them_out(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pytest --ntdd --ntdd-write-notebooks executed` (the docs' CI example) leaves
+    copies in the project, untracked: init counted them as notebooks, and the folder
+    the workflow searches became the top folder."""
+    for name in NOTEBOOKS:
+        copy = make_notebook(["# TEST\nassert True"])
+        copy.metadata["ntdd"] = {"written_from": name}
+        (repo / "executed" / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(copy, repo / "executed" / name)
+    workflow, notes = dry_run(capsys)
+    assert steps(workflow)["Pick the notebooks to test"]["env"]["NOTEBOOKS"] == "notebooks"
+    assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
+    assert (
+        "ntdd: left out 4 notebooks ntdd wrote (copies in executed/): the workflow leaves "
+        "them out too"
+    ) in notes
 
 
 def install_lines(workflow: str, job: str = "notebooks") -> list[str]:

@@ -98,6 +98,7 @@ def _found(found: Survey) -> list[str]:
         f"{len(found.with_tests)} with # TEST cells"
         + ("" if found.git else " (not a git repository: files on disk count as committed)")
     ]
+    notes += [f"{found.copies}: the workflow leaves them out too"] if found.copies else []
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
