@@ -313,6 +313,38 @@ def test_list_writes_pytest_an_args_file_of_paths_none_read_as_an_option(
     assert [line.split("::")[0] for line in result.outlines if "::" in line] == names
 
 
+def test_list_hands_pytest_names_it_would_read_as_a_tests_and_no_other_notebook(
+    pytester: pytest.Pytester, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """pytest reads `::` and `[` in an argument as a test's name and parameters:
+    `./nbs/a::b.ipynb` was "file or directory not found", `./nbs/x[1].ipynb` "path
+    cannot contain [] parametrization", and pytest exited 4 with no notebook tested.
+    Each is reached through its folder; what else the folder holds is not collected."""
+    names = [
+        "nbs/a::b.ipynb",
+        "nbs/x[1].ipynb",
+        "nbs/plain.ipynb",
+        "nbs/d[2]/n.ipynb",
+        "t[0].ipynb",
+    ]
+    for name in names:
+        write_notebook(pytester.path / name, ["x = 1", "# TEST\nassert x == 1"])
+    for name in ("nbs/other.ipynb", "nbs/sub/deep.ipynb", "nbs/d[2]/sib.ipynb", "o[1].ipynb"):
+        write_notebook(pytester.path / name, ["# TEST\nassert False, 'not picked'"])
+    (pytester.path / "nbs" / "test_helper.py").write_text("def test_no():\n    assert False\n")
+    (pytester.path / "nbs" / "two\nlines.txt").write_text("x")
+
+    assert main(["list", "-z", "--args-file", "args", "--", *names]) == 0
+
+    assert capsysbinary.readouterr().out == b"".join(n.encode() + b"\0" for n in names)
+    result = run(pytester, "--ntdd", "@args")
+    assert result.ret == 0
+    result.assert_outcomes(passed=5)
+    collected = run(pytester, "--ntdd", "--collect-only", "-q", "@args")
+    tested = sorted(line.rsplit("::", 1)[0] for line in collected.outlines if "::test_" in line)
+    assert tested == sorted(names)
+
+
 def test_list_names_a_link_to_a_deleted_notebook_and_lists_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
 ) -> None:

@@ -75,10 +75,13 @@ def _without_copies(found: Sequence[Path]) -> tuple[list[Path], str | None]:
 def _write_args_file(path: Path, notebooks: Sequence[Path]) -> None:
     """The notebooks as `pytest @FILE` reads them: one a line, each as a path, so that
     one run takes them all (`xargs` splits a long list into runs, and each run's
-    results replace the last's) and none is read as an option."""
-    from ntdd.notebook.files import path_argument, write_atomic
+    results replace the last's), none is read as an option, and a name pytest would
+    read as a test's (`::`, `[`) is reached through its folder (`pytest_args`)."""
+    from ntdd.notebook.files import write_atomic
+    from ntdd.repository.pytest_args import pytest_arguments
 
-    write_atomic(path, b"".join(os.fsencode(path_argument(n)) + b"\n" for n in notebooks))
+    arguments = pytest_arguments(notebooks)
+    write_atomic(path, b"".join(os.fsencode(argument) + b"\n" for argument in arguments))
 
 
 def _names(source: Path, end: bytes) -> list[str]:
