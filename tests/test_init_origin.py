@@ -190,7 +190,7 @@ def test_init_says_where_it_installs_ntdd_from_and_ntdd_from_overrides_it(
     assert main(["init", "--dry-run", "--ntdd-from", spec, "--gpu-runner", "gpu"]) == 0
     printed = capsys.readouterr()
     assert install_line(printed.out) == (
-        "python -m pip install 'ntdd[nbval,jupytext,nbconvert] @ "
+        "python -m pip install 'ntdd[jupytext,nbconvert] @ "
         f"git+https://github.com/ntdd-dev/ntdd.git@{COMMIT}'"
     )
     assert install_line(printed.out, "gpu").endswith(f"'ntdd[jupytext] @ {spec}'")
