@@ -328,6 +328,10 @@ def test_copies_written_inside_the_project_are_never_tested_again(
     assert named.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     named.stdout.fnmatch_lines(["ntdd: left out 1 notebook it wrote (copies in executed/)"])
 
+    spread = run(pytester, "--ntdd", "-n", "2", plugins=["xdist"], subprocess=True)
+    spread.assert_outcomes(passed=1)  # the workers collect; the controller says it once
+    assert spread.stdout.str().count("ntdd: left out 1 notebook it wrote") == 1
+
 
 def test_a_copy_moved_back_over_its_notebook_is_the_notebook(pytester: pytest.Pytester) -> None:
     write_notebook(pytester.path / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])

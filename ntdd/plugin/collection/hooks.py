@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 
 from ntdd.format.module import parse_header
-from ntdd.notebook.copies import copies_folders, left_out
 from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.beside import nbval as beside_nbval
 from ntdd.plugin.collection.collect import Loaded, NotebookModule, as_notebook_test
+from ntdd.plugin.collection.copies import LeftOutCopies
 from ntdd.plugin.collection.untested import UntestedNotebooks
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.results.output_checks import OutputCheck
@@ -39,17 +39,21 @@ class CollectionHooks:
     """Collects notebooks, leaves out their exported copies, keeps notebooks together."""
 
     def __init__(
-        self, config: pytest.Config, settings: Settings, untested: UntestedNotebooks
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        untested: UntestedNotebooks,
+        copies: LeftOutCopies,
     ) -> None:
         self.config = config
         self.settings = settings
         self.untested = untested  # told of each notebook collected without a test
+        self.copies = copies  # told of each copy ntdd wrote that it leaves out
         self.deduplicated: list[tuple[Path, Path]] = []
         self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
         self.notebook_ids: set[str] = set()  # node ids of the notebooks collected
         self.notebooks: list[NotebookModule] = []  # their collectors, tests or none
-        self.copies: list[tuple[Path, str]] = []  # ntdd's copies found, and their notebooks
         self._loaded: dict[Path, Loaded] = {}  # each notebook read once per session
 
     @pytest.hookimpl(wrapper=True)
@@ -71,8 +75,7 @@ class CollectionHooks:
             return [ours, *_not_as_python(file_path, others)]
         ours.load(self._loaded)
         if ours.copy_of is not None:  # a run's output (`--ntdd-write-notebooks`): no one's test
-            if all(path != file_path for path, _ in self.copies):
-                self.copies.append((file_path, ours.copy_of))
+            self.copies.found(file_path, ours.copy_of)
             return [ours] if parent.session.isinitpath(file_path) else []  # named: it says so
         if ours.passed_over is not None:  # nbval may still run it, in its own kernel
             self.passed_over[file_path] = ours.passed_over
@@ -171,9 +174,6 @@ class CollectionHooks:
             f"its notebook {_relative(notebook, config)} is collected directly"
             for module, notebook in self.deduplicated
         ]
-        if self.copies:
-            folders = copies_folders(self.copies, config.rootpath)
-            lines.append(f"ntdd: {left_out(len(self.copies), folders)}")
         warnings = {m.nodeid: m.plan_warnings for m in self.notebooks if m.plan_warnings}
         for found in warnings.values():
             lines += [f"ntdd: warning: {warning}" for warning in found]
