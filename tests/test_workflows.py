@@ -1316,6 +1316,26 @@ def test_a_link_to_a_deleted_notebook_is_named_the_others_tested_and_the_job_red
     assert f"- ❌ not tested: {error}" in done.summary
 
 
+@pytest.mark.slow
+def test_notebooks_named_as_pytest_reads_a_tests_name_are_tested_with_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest read `./nbs/a::b.ipynb` and `./nbs/x[1].ipynb` as tests' names, exited 4
+    ("file or directory not found", "path cannot contain [] parametrization") and
+    tested no notebook, the plain one included; the job was red for no notebook."""
+    names = ["nbs/a::b.ipynb", "nbs/plain.ipynb", "nbs/x[1].ipynb"]
+    root = make_repo(tmp_path / "odd", dict.fromkeys(names, PASSES))
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--outputs", "off")
+    done = run_job(workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push")
+    assert done.notebooks() == names
+    classes = {"nbs.a.b.ipynb", "nbs.plain.ipynb", "nbs.x[1].ipynb"}  # JUnit's `::` is `.`
+    assert junit_cases(tmp_path / "ci" / "ntdd-junit.xml") == {
+        (name, "test_x_is_one") for name in classes
+    }
+    assert "### ✅ ntdd: 3 passed" in done.summary
+
+
 # -- every run: step, run here -------------------------------------------------
 
 
