@@ -65,6 +65,22 @@ def pytest_configure(config: pytest.Config) -> None:
         _warm_up()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def ntdd_installed_from_a_release() -> Iterator[None]:
+    """`ntdd init` run as where ntdd came from PyPI, at a release: this checkout may be a
+    local build (`0.dev566+g…`) that no runner can install, which init refuses
+    (`tests/test_init_origin.py` tests where ntdd came from); the other tests of init are
+    about the repository it looks at, whatever checkout runs them."""
+    from ntdd.repository import origin
+
+    def released(name: str, root: Path) -> origin.Origin:
+        return origin.origin_of(name, "0.1.0", None, root, origin.checkout_of)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(origin, "installed_origin", released)
+        yield
+
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_notebooks"
 CORPUS = ROOT / "tests" / "corpus"  # third-party notebooks, with SOURCES.md

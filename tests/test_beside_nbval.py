@@ -100,3 +100,24 @@ def test_nbvals_cell_timeout_in_a_test_cell_stays_nbvals_failure(
     result = beside_nbval(pytester, "--nbval-lax", "--nbval-cell-timeout", "1")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["nb::ipynb::Cell 0 FAILED*"])
+
+
+def test_a_setup_cell_that_raises_is_named_as_one_cell_by_both(
+    pytester: pytest.Pytester,
+) -> None:
+    """nbval calls the cell `Cell 1` (code cells from 0), ntdd `setup cell 3` (every cell
+    from 1): one failure read as two; a line under the totals says they are one cell."""
+    cells = [nbformat.v4.new_markdown_cell("# Title"), code("x = 1"), code("y = 1 / 0")]
+    cells += [code("# TEST\nassert x == 1")]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    for n, cell in enumerate(cells):
+        cell.id = f"c{n}"
+    nbformat.write(notebook, pytester.path / "nb.ipynb")
+    result = beside_nbval(pytester, "--nbval-lax")
+    result.stdout.fnmatch_lines(
+        [
+            "ntdd: nbval's nb.ipynb::Cell 1 is cell 3 (id c2) of nb.ipynb as ntdd counts cells "
+            "(nbval counts code cells from 0, ntdd every cell from 1)",
+            "*ERROR nb.ipynb::test_cell_4 - ZeroDivisionError in setup cell 3*",
+        ]
+    )

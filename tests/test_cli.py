@@ -10,8 +10,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import pytest
-from conftest import SAMPLES, run, sha, write_notebook
+from conftest import SAMPLES, make_notebook, run, sha, write_notebook
 
 from ntdd.commands.cli import main
 from ntdd.modules import export as export_module
@@ -312,6 +313,38 @@ def test_list_writes_pytest_an_args_file_of_paths_none_read_as_an_option(
     assert [line.split("::")[0] for line in result.outlines if "::" in line] == names
 
 
+def test_list_hands_pytest_names_it_would_read_as_a_tests_and_no_other_notebook(
+    pytester: pytest.Pytester, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """pytest reads `::` and `[` in an argument as a test's name and parameters:
+    `./nbs/a::b.ipynb` was "file or directory not found", `./nbs/x[1].ipynb` "path
+    cannot contain [] parametrization", and pytest exited 4 with no notebook tested.
+    Each is reached through its folder; what else the folder holds is not collected."""
+    names = [
+        "nbs/a::b.ipynb",
+        "nbs/x[1].ipynb",
+        "nbs/plain.ipynb",
+        "nbs/d[2]/n.ipynb",
+        "t[0].ipynb",
+    ]
+    for name in names:
+        write_notebook(pytester.path / name, ["x = 1", "# TEST\nassert x == 1"])
+    for name in ("nbs/other.ipynb", "nbs/sub/deep.ipynb", "nbs/d[2]/sib.ipynb", "o[1].ipynb"):
+        write_notebook(pytester.path / name, ["# TEST\nassert False, 'not picked'"])
+    (pytester.path / "nbs" / "test_helper.py").write_text("def test_no():\n    assert False\n")
+    (pytester.path / "nbs" / "two\nlines.txt").write_text("x")
+
+    assert main(["list", "-z", "--args-file", "args", "--", *names]) == 0
+
+    assert capsysbinary.readouterr().out == b"".join(n.encode() + b"\0" for n in names)
+    result = run(pytester, "--ntdd", "@args")
+    assert result.ret == 0
+    result.assert_outcomes(passed=5)
+    collected = run(pytester, "--ntdd", "--collect-only", "-q", "@args")
+    tested = sorted(line.rsplit("::", 1)[0] for line in collected.outlines if "::test_" in line)
+    assert tested == sorted(names)
+
+
 def test_list_names_a_link_to_a_deleted_notebook_and_lists_the_others(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
 ) -> None:
@@ -349,6 +382,37 @@ def test_list_refuses_a_name_the_args_file_cannot_hold(
         b"arguments file cannot hold"
     ) in printed.err
     assert main(["list", "-z", "."]) == 0  # the NUL-ended list holds any name
+
+
+def write_copy(path: Path, of: str) -> None:
+    """A copy as `--ntdd-write-notebooks` writes it: its metadata names its notebook."""
+    notebook = make_notebook(["# TEST\nassert True"])
+    notebook.metadata["ntdd"] = {"written_from": of}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+
+
+def test_list_leaves_out_the_copies_ntdd_wrote_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """`pytest --ntdd --ntdd-write-notebooks executed` inside the project: the copies
+    were listed, and tested, as notebooks."""
+    monkeypatch.chdir(tmp_path)
+    write_notebook(tmp_path / "nbs" / "a.ipynb", ["# TEST\nassert True"])
+    write_copy(tmp_path / "executed" / "nbs" / "a.ipynb", "nbs/a.ipynb")
+    write_copy(tmp_path / "nbs" / "b.ipynb", "nbs/b.ipynb")  # moved back: a notebook
+    (tmp_path / "files").write_bytes(b"executed/nbs/a.ipynb\0nbs/a.ipynb\0nbs/b.ipynb\0")
+    summary = tmp_path / "summary.md"
+    args = ["list", "-z", "--files-from", "files", "--args-file", "args", "--summary", "summary.md"]
+    assert main([*args, "."]) == 0
+    printed = capfdbinary.readouterr()
+    assert printed.out == b"nbs/a.ipynb\0nbs/b.ipynb\0"
+    assert (tmp_path / "args").read_text() == "./nbs/a.ipynb\n./nbs/b.ipynb\n"
+    said = "left out 1 notebook ntdd wrote (copies in executed/)"
+    assert f"ntdd: {said}".encode() in printed.err
+    assert summary.read_text() == (f"**Notebooks:** testing 2: every notebook.\n\nL{said[1:]}.\n\n")
+    assert main(["list", "."]) == 0  # on disk, the same
+    assert capfdbinary.readouterr().out == b"nbs/a.ipynb\nnbs/b.ipynb\n"
 
 
 @pytest.mark.parametrize("command", ["list", "faults"])

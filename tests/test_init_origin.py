@@ -12,8 +12,17 @@ import yaml
 from conftest import write_notebook
 
 from ntdd.commands.cli import main
+from ntdd.errors import NtddError
+from ntdd.repository import origin as origins
 from ntdd.repository.git import Checkout, checkout_of
-from ntdd.repository.origin import Origin, given, origin_of, runner_url
+from ntdd.repository.origin import (
+    Origin,
+    given,
+    installable,
+    installed_origin,
+    origin_of,
+    runner_url,
+)
 
 ROOT = Path("/home/me/course")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -190,11 +199,91 @@ def test_init_says_where_it_installs_ntdd_from_and_ntdd_from_overrides_it(
     assert main(["init", "--dry-run", "--ntdd-from", spec, "--gpu-runner", "gpu"]) == 0
     printed = capsys.readouterr()
     assert install_line(printed.out) == (
-        "python -m pip install 'ntdd[nbval,jupytext,nbconvert] @ "
+        "python -m pip install 'ntdd[jupytext,nbconvert] @ "
         f"git+https://github.com/ntdd-dev/ntdd.git@{COMMIT}'"
     )
     assert install_line(printed.out, "gpu").endswith(f"'ntdd[jupytext] @ {spec}'")
     assert f"ntdd: installs ntdd from {spec} (--ntdd-from)\n" in printed.err
+
+
+LOCAL = "0.dev566+g3530aaf60"  # a build from a checkout (hatch-vcs): no index holds it
+
+
+def installed_as(monkeypatch: pytest.MonkeyPatch, version: str, record: str | None) -> None:
+    """This ntdd as if installed at *version*, pip's record of where from saying *record*."""
+    import importlib.metadata
+
+    real = importlib.metadata.distribution("ntdd")
+
+    class Installed:
+        def __init__(self) -> None:
+            self.version = version
+
+        def read_text(self, name: str) -> str | None:
+            return record if name == "direct_url.json" else real.read_text(name)
+
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Installed())
+    monkeypatch.setattr(origins, "installed_origin", installed_origin)  # conftest's: undone
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        json.dumps({"url": "file:///tmp/dist/ntdd-0.dev566+g3530aaf60-py3-none-any.whl",
+                    "archive_info": {}}),
+        json.dumps({"url": "file:///tmp/nowhere-ntdd", "dir_info": {"editable": True}}),
+        None,
+    ],
+    ids=["a wheel elsewhere", "a checkout with no remote", "no record"],
+)  # fmt: skip
+def test_init_refuses_a_local_build_no_runner_can_install_and_says_what_to_pass(
+    course: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    record: str | None,
+) -> None:
+    """It wrote `pip install 'ntdd[…]==0.dev566+g3530aaf60'`, from PyPI, with a warning:
+    a version no index has, so the workflow failed at its install."""
+    installed_as(monkeypatch, LOCAL, record)
+    assert main(["init", "--dry-run"]) == 2
+    printed = capsys.readouterr()
+    assert printed.out == ""
+    error = printed.err.strip()
+    assert error.startswith(f"ntdd: error: ntdd here is {LOCAL}, a local build (")
+    assert "which no index holds and a runner cannot reach" in error
+    assert "pass --ntdd-from SPEC" in error
+    assert (
+        "it was built from commit 3530aaf60: `--ntdd-from 'git+https://…/ntdd.git@3530aaf60'`"
+        in error
+    )
+    assert main(["init", "--dry-run", "--ntdd-from", "git+https://x.org/ntdd.git@3530aaf60"]) == 0
+
+
+def test_a_release_out_of_reach_is_still_installed_from_pypi_with_a_warning() -> None:
+    found = origin({"url": "file:///tmp/ntdd-0.3.1-py3-none-any.whl", "archive_info": {}})
+    assert installable("ntdd", found) is found
+    local = origin_of("ntdd", LOCAL, {"url": "file:///tmp/x.whl", "archive_info": {}}, ROOT,
+                      lambda folder: None)  # fmt: skip
+    with pytest.raises(NtddError, match=r"installed from the file /tmp/x\.whl"):
+        installable("ntdd", local)
+
+
+def test_a_wheel_built_in_a_checkout_is_installed_from_its_remote_at_that_commit() -> None:
+    """A wheel in `dist/` of the checkout it was built from: its version names the
+    commit, and the checkout's remote holds it."""
+    commit = "3530aaf60" + "0" * 31
+    checkout = Checkout("git@github.com:me/ntdd.git", commit)
+    wheel = {"url": f"file:///home/me/src/ntdd/dist/ntdd-{LOCAL}-py3-none-any.whl",
+             "archive_info": {}}  # fmt: skip
+    found = origin_of("ntdd", LOCAL, wheel, ROOT, lambda folder: checkout)
+    assert found.requirement("ntdd", EXTRAS) == (
+        f"ntdd[nbval,jupytext] @ git+https://github.com/me/ntdd.git@{commit}"
+    )
+    assert "the commit the file installed here" in found.note and not found.warning
+    elsewhere = Checkout("git@github.com:me/ntdd.git", "f" * 40)  # checked out since
+    moved = origin_of("ntdd", LOCAL, wheel, ROOT, lambda folder: elsewhere)
+    with pytest.raises(NtddError, match="a local build"):
+        installable("ntdd", moved)
 
 
 def test_init_installs_a_wheel_committed_in_the_repository_by_its_path(
@@ -202,6 +291,8 @@ def test_init_installs_a_wheel_committed_in_the_repository_by_its_path(
 ) -> None:
     """As if this ntdd were installed from that wheel: pip's record of it says so."""
     import importlib.metadata
+
+    monkeypatch.setattr(origins, "installed_origin", installed_origin)  # conftest's: undone
 
     wheel = course / "wheels" / "ntdd-0.1.0-py3-none-any.whl"
     record = json.dumps({"url": wheel.as_uri(), "archive_info": {}})

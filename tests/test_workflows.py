@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import jupytext
+import nbformat
 import pytest
 import yaml
 from conftest import HAVE_TORCH, ROOT, make_notebook, write_notebook
@@ -358,6 +359,26 @@ def test_init_finds_the_notebooks_folder_and_what_to_install(
     assert "installs requirements.txt, the repository itself (pip install -e .) and ntdd" in notes
 
 
+def test_init_counts_no_copy_ntdd_wrote_and_says_it_left_them_out(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pytest --ntdd --ntdd-write-notebooks executed` (the docs' CI example) leaves
+    copies in the project, untracked: init counted them as notebooks, and the folder
+    the workflow searches became the top folder."""
+    for name in NOTEBOOKS:
+        copy = make_notebook(["# TEST\nassert True"])
+        copy.metadata["ntdd"] = {"written_from": name}
+        (repo / "executed" / name).parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(copy, repo / "executed" / name)
+    workflow, notes = dry_run(capsys)
+    assert steps(workflow)["Pick the notebooks to test"]["env"]["NOTEBOOKS"] == "notebooks"
+    assert "4 notebooks in notebooks/, 4 with # TEST cells" in notes
+    assert (
+        "ntdd: left out 4 notebooks ntdd wrote (copies in executed/): the workflow leaves "
+        "them out too"
+    ) in notes
+
+
 def install_lines(workflow: str, job: str = "notebooks") -> list[str]:
     lines = steps(workflow, job)["Install"]["run"].splitlines()
     return [line for line in lines if not line.startswith("#")]
@@ -603,37 +624,42 @@ def test_init_in_a_repository_without_notebooks_is_refused(
     assert not (tmp_path / ".github").exists()
 
 
-def test_nbval_is_a_choice_and_notebooks_without_tests_run_to_their_end(
+def test_by_default_each_notebook_runs_once_its_outputs_checked_in_ntdds_run(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """The default ran every notebook twice, under ntdd and again in nbval's kernel (68 s
+    of CPU against 37 s), and reported one failure twice under two cell numbers."""
     write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
     workflow, notes = dry_run(capsys)
-    tests = steps(workflow)["Run the notebooks' tests"]["run"]
-    assert "pytest --ntdd --ntdd-run-untested --nbval-lax" in tests
-    assert "ntdd[nbval," in steps(workflow)["Install"]["run"]
-    assert "compares a cell's output only where the\n# cell says `# NBVAL_CHECK_OUTPUT`" in workflow
-    assert "1 notebook without # TEST cells: the job runs each to its end" in notes
-    assert "runs nbval beside ntdd (--nbval-lax)" in notes
-    workflow, notes = dry_run(capsys, "--no-nbval")
-    tests = steps(workflow)["Run the notebooks' tests"]["run"]
-    assert "pytest --ntdd --ntdd-run-untested \\" in tests and "nbval" not in tests
-    assert "nbval" not in steps(workflow)["Install"]["run"] and "NBVAL" not in workflow
-    assert "leaves out nbval (--no-nbval)" in notes
-
-
-def test_outputs_can_be_checked_in_ntdds_own_run_instead_of_nbvals_kernel(
-    repo: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
-    workflow, notes = dry_run(capsys, "--outputs", "ntdd")
     tests = steps(workflow)["Run the notebooks' tests"]["run"]
     assert "pytest --ntdd --ntdd-run-untested --ntdd-outputs-lax \\" in tests
     assert "--nbval" not in tests and "nbval" not in steps(workflow)["Install"]["run"]
     assert "checked in the\n# same run, with nbval's rules and no Jupyter kernel" in workflow
-    assert "(--ntdd-outputs-lax, chosen by --outputs ntdd)" in notes
-    workflow, _ = dry_run(capsys, "--outputs", "off")
-    assert "outputs" not in steps(workflow)["Run the notebooks' tests"]["run"]
-    assert "nbval" not in steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "1 notebook without # TEST cells: the job runs each to its end" in notes
+    assert "in ntdd's own run (--ntdd-outputs-lax): each notebook runs once" in notes
+    assert "(--outputs nbval runs nbval beside it instead, a second run in a kernel)" in notes
+    for off in (["--outputs", "off"], ["--no-nbval"]):
+        workflow, notes = dry_run(capsys, *off)
+        tests = steps(workflow)["Run the notebooks' tests"]["run"]
+        assert "pytest --ntdd --ntdd-run-untested \\" in tests
+        assert "nbval" not in tests and "outputs" not in tests
+        assert "nbval" not in steps(workflow)["Install"]["run"] and "NBVAL" not in workflow
+        assert "checks no saved outputs (--outputs off)" in notes
+
+
+def test_nbval_beside_ntdd_is_a_choice_that_says_how_each_counts_cells(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_notebook(repo / "notebooks" / "notes.ipynb", ["x = 1"])
+    workflow, notes = dry_run(capsys, "--outputs", "nbval")
+    tests = steps(workflow)["Run the notebooks' tests"]["run"]
+    assert "pytest --ntdd --ntdd-run-untested --nbval-lax \\" in tests
+    assert "--ntdd-outputs" not in tests  # refused beside nbval (`settings.resolve`)
+    assert "ntdd[nbval," in steps(workflow)["Install"]["run"]
+    assert "compares a\n# cell's output only where the cell says `# NBVAL_CHECK_OUTPUT`" in workflow
+    assert "nbval's\n# `Cell N` counts code cells from 0; ntdd's `cell N` counts every" in workflow
+    assert "runs nbval beside ntdd (--nbval-lax, chosen by --outputs nbval)" in notes
+    assert "nbval names a cell by its code cells counted from 0 (`Cell 1`)" in notes
 
 
 def test_faults_adds_the_faults_report_to_the_summary(
@@ -681,7 +707,7 @@ def test_the_html_report_is_written_uploaded_and_linked_from_the_job_summary(
 ) -> None:
     workflow, _ = dry_run(capsys)
     named = steps(workflow)
-    assert "ntdd[nbval,jupytext,nbconvert]" in named["Install"]["run"]
+    assert "ntdd[jupytext,nbconvert]" in named["Install"]["run"]
     tests = named["Run the notebooks' tests"]["run"]
     assert '--ntdd-report="$RUNNER_TEMP/ntdd-report.html"' in tests
     upload = named["Upload the HTML report"]
@@ -1290,6 +1316,26 @@ def test_a_link_to_a_deleted_notebook_is_named_the_others_tested_and_the_job_red
     assert f"- ❌ not tested: {error}" in done.summary
 
 
+@pytest.mark.slow
+def test_notebooks_named_as_pytest_reads_a_tests_name_are_tested_with_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest read `./nbs/a::b.ipynb` and `./nbs/x[1].ipynb` as tests' names, exited 4
+    ("file or directory not found", "path cannot contain [] parametrization") and
+    tested no notebook, the plain one included; the job was red for no notebook."""
+    names = ["nbs/a::b.ipynb", "nbs/plain.ipynb", "nbs/x[1].ipynb"]
+    root = make_repo(tmp_path / "odd", dict.fromkeys(names, PASSES))
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--outputs", "off")
+    done = run_job(workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push")
+    assert done.notebooks() == names
+    classes = {"nbs.a.b.ipynb", "nbs.plain.ipynb", "nbs.x[1].ipynb"}  # JUnit's `::` is `.`
+    assert junit_cases(tmp_path / "ci" / "ntdd-junit.xml") == {
+        (name, "test_x_is_one") for name in classes
+    }
+    assert "### ✅ ntdd: 3 passed" in done.summary
+
+
 # -- every run: step, run here -------------------------------------------------
 
 
@@ -1456,10 +1502,8 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
     assert 'data-ntdd-outcome="passed"' in page and "notebooks/ch1/intro.ipynb" in page
     cases = junit_cases(done.temp / "ntdd-junit.xml")
     assert ("notebooks.ch1.intro.ipynb", "test_doubles") in cases
-    assert ("notebooks.ch1.intro.ipynb", "Cell 0") in cases  # nbval ran the setup cells
-    assert (
-        "✅ ntdd: 12 passed, 8 skipped" in done.summary
-    )  # skipped: cuda, and nbval's # TEST cells
+    assert ("notebooks.ch1.intro.ipynb", "Cell 0") not in cases  # no nbval: each ran once
+    assert "✅ ntdd: 7 passed, 1 skipped" in done.summary  # skipped: cuda
 
 
 @pytest.mark.slow
@@ -1467,8 +1511,8 @@ def test_a_generated_workflow_with_committed_modules_passes_on_a_push(
 def test_a_generated_workflow_without_modules_passes_on_a_push(
     pushed_with_faults_and_gpu: tuple[Path, str, JobRun],
 ) -> None:
-    """No module committed, so no check; every notebook is tested (nbval runs the cells
-    of the notes, which have no tests). The run of the workflow with faults and a GPU
+    """No module committed, so no check; every notebook is tested (the notes, which have
+    no tests, run to their end). The run of the workflow with faults and a GPU
     job: the same steps come first."""
     _, _, done = pushed_with_faults_and_gpu
     assert done.ran[:3] == ["Install", "Pick the notebooks to test", "Run the notebooks' tests"]

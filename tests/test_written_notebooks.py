@@ -307,3 +307,38 @@ def test_under_xdist_the_controller_writes_what_the_workers_ran(pytester: pytest
     result.stdout.fnmatch_lines(["ntdd: wrote 2 notebooks as run, to out"])
     for name in ("a.ipynb", "b.ipynb"):
         assert _by_cell(pytester.path / "out" / name)[0] == (1, [("stream:stdout", "ran\n")])
+
+
+def test_copies_written_inside_the_project_are_never_tested_again(
+    pytester: pytest.Pytester,
+) -> None:
+    """The docs' CI example writes its copies into the project (`executed/`): a later run
+    leaves them out and says so, tests the notebook once, and writes no copy of a copy."""
+    write_notebook(pytester.path / "nbs" / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    for _ in range(3):
+        result = run(pytester, "--ntdd", "--ntdd-write-notebooks", "executed")
+        result.assert_outcomes(passed=1)
+        result.stdout.fnmatch_lines(["ntdd: wrote 1 notebook as run, to executed"])
+    result.stdout.fnmatch_lines(["ntdd: left out 1 notebook it wrote (copies in executed/)"])
+    found = pytester.path.rglob("*.ipynb")
+    written = sorted(p.relative_to(pytester.path).as_posix() for p in found)
+    assert written == ["executed/nbs/a.ipynb", "nbs/a.ipynb"]
+
+    named = run(pytester, "--ntdd", "executed/nbs/a.ipynb")  # by its name: left out, and said
+    assert named.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    named.stdout.fnmatch_lines(["ntdd: left out 1 notebook it wrote (copies in executed/)"])
+
+    spread = run(pytester, "--ntdd", "-n", "2", plugins=["xdist"], subprocess=True)
+    spread.assert_outcomes(passed=1)  # the workers collect; the controller says it once
+    assert spread.stdout.str().count("ntdd: left out 1 notebook it wrote") == 1
+
+
+def test_a_copy_moved_back_over_its_notebook_is_the_notebook(pytester: pytest.Pytester) -> None:
+    write_notebook(pytester.path / "a.ipynb", ["x = 1", "# TEST\nassert x == 1"])
+    run(pytester, "--ntdd", "--ntdd-write-notebooks", "out").assert_outcomes(passed=1)
+    (pytester.path / "out" / "a.ipynb").replace(pytester.path / "a.ipynb")
+
+    result = run(pytester, "--ntdd")
+
+    result.assert_outcomes(passed=1)
+    assert "left out" not in result.stdout.str()

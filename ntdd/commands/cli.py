@@ -264,16 +264,16 @@ def _init_options(init: argparse.ArgumentParser) -> None:
     init.add_argument(
         "--no-nbval",
         action="store_true",
-        help="leave nbval out of the job (by default `--nbval-lax` runs each notebook's "
-        "cells once more in a Jupyter kernel)",
+        help="check no saved outputs: as --outputs off (nbval runs only with --outputs nbval)",
     )
     init.add_argument(
         "--outputs",
         choices=("nbval", "ntdd", "off"),
         default=None,
         help="how the job checks saved outputs of cells marked # NBVAL_CHECK_OUTPUT: in "
-        "nbval's kernel (nbval, the default), in ntdd's own run without a kernel (ntdd: "
-        "--ntdd-outputs-lax, each notebook run once), or not at all (off, as --no-nbval)",
+        "ntdd's own run without a kernel (ntdd, the default: --ntdd-outputs-lax, each "
+        "notebook run once), in nbval's kernel beside ntdd (nbval: --nbval-lax, every "
+        "notebook run a second time), or not at all (off, as --no-nbval)",
     )
     init.add_argument(
         "--ntdd-from",

@@ -33,8 +33,8 @@ def init_command(args: argparse.Namespace) -> int:
         gpu_runner=args.gpu_runner,
         shards=args.shards,
         workflow_name=args.output.name,
-        nbval=not args.no_nbval and args.outputs in (None, "nbval"),
-        outputs_in_process=args.outputs == "ntdd",
+        nbval=args.outputs == "nbval",
+        outputs_in_process=not args.no_nbval and args.outputs in (None, "ntdd"),
     )
     ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
     found = survey(root, args.notebooks, args.modules)

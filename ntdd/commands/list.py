@@ -37,6 +37,7 @@ def list_command(args: argparse.Namespace) -> int:
         changed = _names(args.changed, end) if args.changed else None
         picked = pick(tracked, args.paths, changed, args.depends_on, module_sources(changed or []))
         found, why = list(picked.notebooks), picked.why
+    found, copies = _without_copies(found)
     reasons = [(path, untestable(path, args.args_file is not None)) for path in found]
     found = [path for path, reason in reasons if reason is None]
     refused = [reason for _, reason in reasons if reason is not None]
@@ -47,20 +48,40 @@ def list_command(args: argparse.Namespace) -> int:
     for reason in refused:
         print(f"ntdd: error: {reason}", file=sys.stderr)
     print(f"ntdd: {plural(len(found), 'notebook')}: {why}", file=sys.stderr)
+    if copies:
+        print(f"ntdd: {copies}", file=sys.stderr)
     if args.summary is not None:
         not_tested = "".join(f"- ❌ not tested: {reason}\n" for reason in refused)
         text = f"**Notebooks:** testing {len(found)}: {why}.\n\n"
+        text += f"{copies[0].upper()}{copies[1:]}.\n\n" if copies else ""
         append_to(args.summary, text + (f"{not_tested}\n" if refused else ""), "--summary")
     return BAD_INPUT if refused else OK
+
+
+def _without_copies(found: Sequence[Path]) -> tuple[list[Path], str | None]:
+    """The notebooks, less the copies `--ntdd-write-notebooks` wrote (`notebook.copies`),
+    which `pytest --ntdd` leaves out too; and what was left out, in words."""
+    from ntdd.notebook.copies import copies_folders, copy_of, left_out
+
+    root = Path.cwd()
+    named = [(path, copy_of(path, root)) for path in found]
+    copies = [(path, source) for path, source in named if source is not None]
+    if not copies:
+        return list(found), None
+    kept = [path for path, source in named if source is None]
+    return kept, left_out(len(copies), copies_folders(copies, root), "ntdd")
 
 
 def _write_args_file(path: Path, notebooks: Sequence[Path]) -> None:
     """The notebooks as `pytest @FILE` reads them: one a line, each as a path, so that
     one run takes them all (`xargs` splits a long list into runs, and each run's
-    results replace the last's) and none is read as an option."""
-    from ntdd.notebook.files import path_argument, write_atomic
+    results replace the last's), none is read as an option, and a name pytest would
+    read as a test's (`::`, `[`) is reached through its folder (`pytest_args`)."""
+    from ntdd.notebook.files import write_atomic
+    from ntdd.repository.pytest_args import pytest_arguments
 
-    write_atomic(path, b"".join(os.fsencode(path_argument(n)) + b"\n" for n in notebooks))
+    arguments = pytest_arguments(notebooks)
+    write_atomic(path, b"".join(os.fsencode(argument) + b"\n" for argument in arguments))
 
 
 def _names(source: Path, end: bytes) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from ntdd.plugin.collection.copies import LeftOutCopies
 from ntdd.plugin.collection.hooks import CollectionHooks
 from ntdd.plugin.collection.untested import UntestedNotebooks
 from ntdd.plugin.failures.hooks import ReportHooks
@@ -26,12 +27,14 @@ class NtddSession:
         self.config = config
         self.settings = settings  # the run's (`settings_of(config)`), resolved once
         self.untested = UntestedNotebooks(config)
-        self.collection = CollectionHooks(config, settings, self.untested)
+        self.copies = LeftOutCopies(config)
+        self.collection = CollectionHooks(config, settings, self.untested, self.copies)
         self.reporting = ReportHooks(config)
         self.running = RunHooks(config, settings)
         plugins = config.pluginmanager
         plugins.register(self.collection, "ntdd-collection")
         plugins.register(self.untested, "ntdd-untested")
+        plugins.register(self.copies, "ntdd-copies")
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")
         plugins.register(AwaitsOnTheLoop(), "ntdd-await")

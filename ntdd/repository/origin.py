@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
+from ntdd.errors import NtddError
 from ntdd.repository.git import Checkout, checkout_of
 
 RELEASE = "release"  # from an index, at a version
@@ -33,6 +34,7 @@ PASS_NTDD_FROM = (
     "pass --ntdd-from SPEC: a git URL at a commit, a wheel's URL or path in the repository"
 )
 _SCP = re.compile(r"^(?:[\w.-]+@)?(?P<host>[\w.-]+):(?P<path>(?!/).+)$")  # git@host:o/r.git
+_BUILT_FROM = re.compile(r"\+(?:.*\.)?g(?P<commit>[0-9a-f]{7,40})(?:\.|$)")  # +g3530aaf60.d2026…
 _NAMED = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<rest>(?:\s*(?:[<>=!~;@]|$)).*)$")
 
 
@@ -44,6 +46,7 @@ class Origin:
     target: str  # the version, the URL, the repository path, or the spec given
     note: str
     warning: bool = False  # the one installed here is out of a runner's reach
+    source: str = ""  # where the one installed here came from, when out of a runner's reach
 
     def requirement(self, name: str, extras: Sequence[str] = ()) -> str:
         """A pip requirement for it, with *extras*: `ntdd[nbval]==0.1.0`."""
@@ -89,7 +92,7 @@ def installed_origin(name: str, root: Path) -> Origin:
         direct_url = json.loads(record) if record else None
     except ValueError:
         direct_url = None
-    return origin_of(name, found.version, direct_url, root, checkout_of)
+    return installable(name, origin_of(name, found.version, direct_url, root, checkout_of))
 
 
 def origin_of(
@@ -118,8 +121,29 @@ def origin_of(
         return Origin(PATH, inside, f"installs {name} from {where}, as installed here")
     if "dir_info" in direct_url:
         return _from_checkout(name, version, local, checkout(local), instead)
+    built = _built_checkout(name, version, local, checkout(local.parent))
+    if built is not None:
+        return built
     hint = f"commit it into the repository, or {instead}"
     return _out_of_reach(name, version, f"the file {local}", hint)
+
+
+def _built_checkout(name: str, version: str, archive: Path, git: Checkout | None) -> Origin | None:
+    """A wheel or sdist built in a checkout (`dist/` of it) from the commit checked out
+    there, as its version says (`+g<commit>`): that commit, from the checkout's remote."""
+    commit = built_from(version)
+    if commit is None or git is None or git.remote is None or not git.commit.startswith(commit):
+        return None
+    remote = runner_url(git.remote)
+    if remote is None:
+        return None
+    note = (
+        f"installs {name} from {remote} at commit {git.commit[:12]}: the commit the file "
+        f"installed here ({archive}) was built from"
+    )
+    if not git.pushed:
+        note += f"; warning: no branch of {remote} holds that commit yet: push it"
+    return Origin(URL, f"git+{remote}@{git.commit}", note, warning=not git.pushed)
 
 
 def _vcs(name: str, version: str, url: str, direct_url: Mapping[str, Any], instead: str) -> Origin:
@@ -157,7 +181,44 @@ def _out_of_reach(name: str, version: str, where: str, instead: str) -> Origin:
         f"warning: {name} here was installed from {where}, which a runner cannot reach; "
         f"the workflow installs the release {name}=={version} from PyPI instead ({instead})"
     )
-    return Origin(RELEASE, version, note, warning=True)
+    return Origin(RELEASE, version, note, warning=True, source=where)
+
+
+def released(version: str) -> bool:
+    """Whether an index can hold *version*: PyPI refuses a local version label
+    (`0.dev566+g3530aaf60`, a build from a checkout), as PEP 440 asks of public indexes."""
+    return bool(version) and "+" not in version
+
+
+def built_from(version: str) -> str | None:
+    """The commit a local build names in its version (hatch-vcs and setuptools-scm write
+    `+g<commit>`), abbreviated as it names it; None where it names none."""
+    found = _BUILT_FROM.search(version)
+    return found["commit"] if found else None
+
+
+def installable(name: str, found: Origin, instead: str = PASS_NTDD_FROM) -> Origin:
+    """*found*, where a runner can install it: a release of a version no index can hold
+    (a local build, out of a runner's reach) is refused with what to pass instead, where
+    the workflow would fail at its install."""
+    if found.form != RELEASE or released(found.target):
+        return found
+    where = f"installed from {found.source}" if found.source else "no record of where from"
+    raise NtddError(_local_build(name, found.target, where, instead))
+
+
+def _local_build(name: str, version: str, where: str, instead: str) -> str:
+    commit = built_from(version)
+    hint = (
+        f"; it was built from commit {commit}: `--ntdd-from 'git+https://…/{name}.git@{commit}'` "
+        "installs that commit from a repository a runner can reach that holds it"
+        if commit
+        else ""
+    )
+    return (
+        f"{name} here is {version}, a local build ({where}), which no index holds and a "
+        f"runner cannot reach; not writing a workflow whose install would fail: {instead}{hint}"
+    )
 
 
 def runner_url(remote: str) -> str | None:

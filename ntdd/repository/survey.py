@@ -41,6 +41,7 @@ class Survey:
     lfs: tuple[str, ...] = ()  # the notebooks, and files beside them, stored with Git LFS
     sources: tuple[str, ...] = ()  # the repository's code they run, outside their folder
     data: tuple[str, ...] = ()  # the files and folders (`x/`) they name outside their folder
+    copies: str | None = None  # the copies of notebooks ntdd wrote, left out: in words
 
 
 def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Survey:
@@ -48,12 +49,12 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
     listed = git_files(root, "--cached", "--others", "--exclude-standard")
     tracked = git_files(root, "--cached")
     given = _given_folder(root, notebooks_dir) if notebooks_dir is not None else None
-    found = _notebooks(root, given or ".", listed)
+    found, copies = _without_copies(root, _notebooks(root, given or ".", listed))
     if not found:
         where = f"--notebooks {notebooks_dir}: no notebooks there" if given else "no notebooks"
         raise NtddError(
             f"{where} (.ipynb files, or jupytext .py and .md notebooks, that git tracks or "
-            "would add): the workflow would test nothing"
+            "would add): the workflow would test nothing" + (f"; {copies}" if copies else "")
         )
     folder = given or _common_folder(found)
     notebooks = tuple(n for n in found if _inside(n, folder))
@@ -80,7 +81,21 @@ def survey(root: Path, notebooks_dir: str | None, modules_dir: str | None) -> Su
         lfs=stored_with_lfs(root, sorted(f for f in listed or () if _read_there(f, folder, data))),
         sources=_outside(sources, _clean(folder)),
         data=data,
+        copies=copies,
     )
+
+
+def _without_copies(root: Path, found: tuple[str, ...]) -> tuple[tuple[str, ...], str | None]:
+    """The notebooks less the copies `--ntdd-write-notebooks` wrote, which `ntdd list` and
+    `pytest --ntdd` leave out too; and what was left out, in words."""
+    from ntdd.notebook.copies import copies_folders, copy_of, left_out
+
+    named = [(notebook, copy_of(root / notebook, root)) for notebook in found]
+    copies = [(root / notebook, source) for notebook, source in named if source is not None]
+    if not copies:
+        return found, None
+    kept = tuple(notebook for notebook, source in named if source is None)
+    return kept, left_out(len(copies), copies_folders(copies, root), "ntdd")
 
 
 def _given_folder(root: Path, folder: str) -> str:

@@ -36,8 +36,8 @@ class WorkflowOptions:
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
-    nbval: bool = True  # run nbval beside ntdd (`--nbval-lax`)
-    outputs_in_process: bool = False  # check marked cells' outputs in ntdd's run instead
+    nbval: bool = False  # run nbval beside ntdd (`--nbval-lax`): `--outputs nbval`
+    outputs_in_process: bool = True  # check marked cells' outputs in ntdd's run (the default)
     lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
     sources: tuple[str, ...] = ()  # the repository's code the notebooks run (`src/`)
     data: tuple[str, ...] = ()  # where the files they name are, outside their folder
@@ -55,8 +55,8 @@ class Choices:
     gpu_runner: str | None = None
     shards: int = 1
     workflow_name: str = "ntdd.yml"
-    nbval: bool = True
-    outputs_in_process: bool = False  # `--outputs ntdd`: `--ntdd-outputs-lax`, not nbval
+    nbval: bool = False  # `--outputs nbval`: `--nbval-lax`, a kernel's second run
+    outputs_in_process: bool = True  # `--ntdd-outputs-lax`: the notebooks run once
 
 
 def plan(
@@ -98,6 +98,7 @@ def _found(found: Survey) -> list[str]:
         f"{len(found.with_tests)} with # TEST cells"
         + ("" if found.git else " (not a git repository: files on disk count as committed)")
     ]
+    notes += [f"{found.copies}: the workflow leaves them out too"] if found.copies else []
     notes += [
         f"warning: {reason} (pytest --ntdd reports it as an error)" for reason in found.unreadable
     ]
@@ -177,19 +178,21 @@ def _runs(found: Survey, options: WorkflowOptions) -> list[str]:
         )
     if options.nbval:
         notes.append(
-            "runs nbval beside ntdd (--nbval-lax): every notebook's cells once more in a "
-            "Jupyter kernel, failing on a cell that raises; it compares outputs only in "
-            "cells marked # NBVAL_CHECK_OUTPUT (--no-nbval leaves it out)"
+            "runs nbval beside ntdd (--nbval-lax, chosen by --outputs nbval): every notebook's "
+            "cells a second time, in a Jupyter kernel, failing on a cell that raises; it "
+            "compares outputs only in cells marked # NBVAL_CHECK_OUTPUT. nbval names a cell by "
+            "its code cells counted from 0 (`Cell 1`), ntdd by every cell counted from 1 "
+            "(`cell 3`): each nbval failure's line under the totals says which cell it is"
         )
     elif options.outputs_in_process:
         notes.append(
             "checks the saved outputs of cells marked # NBVAL_CHECK_OUTPUT in ntdd's own run "
-            "(--ntdd-outputs-lax, chosen by --outputs ntdd): each notebook runs once, with "
-            "nbval's markers and rules and no Jupyter kernel, several times faster than "
-            "nbval; kernel-only behaviours are listed in the docs' Outputs page"
+            "(--ntdd-outputs-lax): each notebook runs once, with nbval's markers and rules and "
+            "no Jupyter kernel; kernel-only behaviours are listed in the docs' Outputs page "
+            "(--outputs nbval runs nbval beside it instead, a second run in a kernel)"
         )
     else:
-        notes.append("leaves out nbval (--no-nbval): each notebook runs once, under ntdd")
+        notes.append("checks no saved outputs (--outputs off): each notebook runs once, under ntdd")
     return notes
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -74,6 +75,27 @@ def cell_properties(item: pytest.Item, notebook: str) -> list[tuple[str, object]
     if index is None:
         return []
     return [("notebook", notebook), ("cell", index), ("cell_id", cell.get("id") or "")]
+
+
+_NBVAL_CELL = re.compile(r"::Cell \d+$")  # nbval's node id of a cell: code cells from 0
+
+
+def cells_as_ntdd_counts(reports: Iterable[Any]) -> list[str]:
+    """A line for each nbval item that failed: the cell it is as ntdd numbers cells, so
+    that one failure reported by both (`a.ipynb::Cell 1`, ntdd's `setup cell 3`) reads
+    as one cell, not two."""
+    lines: dict[str, str] = {}
+    for report in reports:
+        nodeid = getattr(report, "nodeid", "")
+        said = dict(getattr(report, "user_properties", ()))
+        if not _NBVAL_CELL.search(nodeid) or "cell" not in said or nodeid in lines:
+            continue
+        cell_id = f" (id {said['cell_id']})" if said.get("cell_id") else ""
+        lines[nodeid] = (
+            f"ntdd: nbval's {nodeid} is cell {said['cell']}{cell_id} of {said['notebook']} "
+            "as ntdd counts cells (nbval counts code cells from 0, ntdd every cell from 1)"
+        )
+    return list(lines.values())
 
 
 def _is_test_cell(item: pytest.Item) -> bool:

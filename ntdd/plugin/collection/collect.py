@@ -28,6 +28,7 @@ from ntdd.cells.cell_names import asserts_at_import
 from ntdd.errors import NotPythonError, NtddError
 from ntdd.format.module import render_fingerprint
 from ntdd.format.paths import module_path
+from ntdd.notebook.copies import copy_of
 from ntdd.notebook.positions import file_lines
 from ntdd.notebook.read import notebook_of_bytes, read_bytes
 from ntdd.notebook.text import TEXT_SUFFIXES, newest_inputs
@@ -39,8 +40,9 @@ from ntdd.runtime.settings import settings_of
 from ntdd.values import Plan, TestKind
 
 # A notebook's module, or why there is none, the file it was read from, its digest, and
-# the cells whose saved outputs the run checks (or why they cannot be known).
-Loaded = tuple[Entry | None, NtddError | None, Path | None, str | None, PlannedChecks]
+# the cells whose saved outputs the run checks (or why they cannot be known), and the
+# notebook it is ntdd's copy of, if it is one.
+Loaded = tuple[Entry | None, NtddError | None, Path | None, str | None, PlannedChecks, str | None]
 
 
 class NotebookModule(pytest.Module):
@@ -52,6 +54,7 @@ class NotebookModule(pytest.Module):
     _inputs: Path | None = None  # the file read: the notebook, or its newer jupytext pair
     read_digest: str | None = None  # SHA-256 of the bytes read: what a write-back may replace
     _checks: PlannedChecks = ()  # the cells whose saved outputs are checked, from the same read
+    copy_of: str | None = None  # the notebook this file is a copy of (`copies`): not tested
 
     def load(self, loaded: dict[Path, Loaded] | None = None) -> None:
         """Read the notebook, once; a failure is raised later, as a collection error.
@@ -62,9 +65,14 @@ class NotebookModule(pytest.Module):
         not even parsed.
         """
         if loaded is not None and self.path in loaded:
-            self._entry, self.read_error, self._inputs, self.read_digest, self._checks = loaded[
-                self.path
-            ]
+            (
+                self._entry,
+                self.read_error,
+                self._inputs,
+                self.read_digest,
+                self._checks,
+                self.copy_of,
+            ) = loaded[self.path]
             return
         self._load()
         if loaded is not None:
@@ -74,6 +82,7 @@ class NotebookModule(pytest.Module):
                 self._inputs,
                 self.read_digest,
                 self._checks,
+                self.copy_of,
             )
 
     def _load(self) -> None:
@@ -82,6 +91,9 @@ class NotebookModule(pytest.Module):
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             self.read_digest = hashlib.sha256(data).hexdigest()
+            self.copy_of = copy_of(self.path, self.config.rootpath, data)
+            if self.copy_of is not None:
+                return  # the output of a run, not a notebook: not planned, not cached
             self._checks = planned_checks(self.config, data, path)
             cache = ModuleCache.of(self.config)
             key = self._key(cache, data, path) if cache is not None else ""
@@ -175,7 +187,7 @@ class NotebookModule(pytest.Module):
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         if self._entry is None and self.read_error is None:
             self.load()  # not read as it was found: pytest was not expected to collect it
-        if self.passed_over is not None:
+        if self.passed_over is not None or self.copy_of is not None:
             return ()
         collected = list(super().collect())
         if settings_of(self.config).outputs:  # the outputs of its cells, after its tests

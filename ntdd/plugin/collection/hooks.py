@@ -26,6 +26,7 @@ from ntdd.format.module import parse_header
 from ntdd.notebook.files import is_notebook_file
 from ntdd.plugin.beside import nbval as beside_nbval
 from ntdd.plugin.collection.collect import Loaded, NotebookModule, as_notebook_test
+from ntdd.plugin.collection.copies import LeftOutCopies
 from ntdd.plugin.collection.untested import UntestedNotebooks
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.results.output_checks import OutputCheck
@@ -38,11 +39,16 @@ class CollectionHooks:
     """Collects notebooks, leaves out their exported copies, keeps notebooks together."""
 
     def __init__(
-        self, config: pytest.Config, settings: Settings, untested: UntestedNotebooks
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        untested: UntestedNotebooks,
+        copies: LeftOutCopies,
     ) -> None:
         self.config = config
         self.settings = settings
         self.untested = untested  # told of each notebook collected without a test
+        self.copies = copies  # told of each copy ntdd wrote that it leaves out
         self.deduplicated: list[tuple[Path, Path]] = []
         self.passed_over: dict[Path, str] = {}  # other languages' notebooks, without tests
         self.unreadable = 0  # notebooks that failed to collect
@@ -68,6 +74,9 @@ class CollectionHooks:
         if not _under_a_given_path(file_path, parent.session):
             return [ours, *_not_as_python(file_path, others)]
         ours.load(self._loaded)
+        if ours.copy_of is not None:  # a run's output (`--ntdd-write-notebooks`): no one's test
+            self.copies.found(file_path, ours.copy_of)
+            return [ours] if parent.session.isinitpath(file_path) else []  # named: it says so
         if ours.passed_over is not None:  # nbval may still run it, in its own kernel
             self.passed_over[file_path] = ours.passed_over
             return [ours, *others]

@@ -112,6 +112,13 @@ class ReportHooks:
             self._annotated.add(key)
             places.annotate(report, self.config)
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """nbval's failures beside ntdd's, named as ntdd names cells (`beside.nbval`)."""
+        stats = terminalreporter.stats
+        failed = [*stats.get("failed", ()), *stats.get("error", ())]
+        for line in beside_nbval.cells_as_ntdd_counts(failed):
+            terminalreporter.write_line(line, yellow=True)
+
     @pytest.hookimpl(wrapper=True)
     def pytest_report_teststatus(
         self, report: pytest.TestReport, config: pytest.Config

@@ -23,13 +23,13 @@ refuses it).
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ntdd.errors import NtddError
+from ntdd.notebook.copies import written_from
 from ntdd.notebook.files import write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
 from ntdd.plugin.results import files as results_files
@@ -98,7 +98,7 @@ class NotebookWriter:
         if target == path or not target.is_file():
             return
         try:
-            if _written_from(target.read_bytes()) == self._key(path):
+            if written_from(target.read_bytes()) == self._key(path):
                 target.unlink()
                 self.left.append((target, "an earlier run's copy, removed"))
         except OSError:
@@ -121,7 +121,7 @@ class NotebookWriter:
             raise NtddError(f"{path}: {OPTION} would write over it; --ntdd-overwrite does that")
         was = target.read_bytes() if target.exists() else None
         key = self._key(path)
-        if was is not None and _written_from(was) != key:
+        if was is not None and written_from(was) != key:
             raise NtddError(f"{target}: not a copy ntdd wrote of {key}; not overwritten")
         marker = {  # what a later run's copy, or its removal, goes by; and how the run ran
             "written_from": key,
@@ -168,13 +168,3 @@ def ran_as(settings: Settings, notebook: Path) -> dict[str, Any]:
     if parameters:
         said["parameters"] = dict(parameters)
     return said
-
-
-def _written_from(data: bytes) -> str | None:
-    """The notebook a copy ntdd wrote was written from (its `ntdd` metadata); None for any
-    other file."""
-    try:
-        marker = json.loads(data.decode("utf-8-sig"))["metadata"]["ntdd"]["written_from"]
-    except (ValueError, TypeError, KeyError):
-        return None
-    return marker if isinstance(marker, str) else None
