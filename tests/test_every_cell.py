@@ -9,6 +9,7 @@ fails above an `@xfail` test is an error, not the expected failure.
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from typing import Any
 
 import pytest
@@ -30,10 +31,10 @@ def test_a_failing_assert_after_the_last_test_fails_the_run_naming_its_cell(
 ) -> None:
     notebook(["x = 1", "# TEST\nassert x == 1", "assert x == 2, 'x is not two'"])
     result = run_notebook()
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(passed=1, failed=1)  # the check the end test is there for
     result.stdout.fnmatch_lines(
         [
-            f"*ERROR at setup of {END}*",
+            f"*_ {END} _*",
             "E   AssertionError: x is not two",
             "nb.ipynb*(setup cell 3, id *",
         ]
@@ -46,7 +47,7 @@ def test_a_crash_after_the_last_test_fails_the_run_with_its_traceback(
 ) -> None:
     notebook(["x = 1", "# TEST\nassert x", "def boom():\n    return 1 / 0\n\nboom()"])
     result = run_notebook()
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
             "*    return 1 / 0",
@@ -116,9 +117,31 @@ def test_reports_place_a_failure_of_the_end_test_at_the_cell_that_raised(
     notebook(["x = 1", "# TEST\nassert x", trailing])
     run(pytester, "--ntdd", "nb.ipynb", "--ntdd-summary=s.md", "--junitxml=j.xml")
     summary = (pytester.path / "s.md").read_text()
-    assert f"| `nb.ipynb::{END}` | error | nb.ipynb, cell 3 (id trailing) |" in summary
+    assert f"| `nb.ipynb::{END}` | failed | nb.ipynb, cell 3 (id trailing) |" in summary
     junit = (pytester.path / "j.xml").read_text()
     assert '<property name="cell" value="3" /><property name="cell_id" value="trailing" />' in junit
+
+
+def test_junit_says_failure_for_a_cell_below_the_tests_and_error_for_one_above_them(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """The end test's own cells are its check; a cell above the tests broke them all."""
+    notebook(["x = 1", "# TEST\nassert x", "assert x == 2"], name="below.ipynb")
+    notebook(["x = 1 / 0", "# TEST\nassert True", "y = 2"], name="above.ipynb")
+    result = run(pytester, "--ntdd", "below.ipynb", "above.ipynb", "--junitxml=j.xml")
+    result.assert_outcomes(passed=1, failed=1, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            f"FAILED below.ipynb::{END} - AssertionError*",
+            f"ERROR above.ipynb::{END} - ZeroDivisionError*",
+        ]
+    )
+    verdicts = {
+        (case.get("classname"), case.get("name")): [c.tag for c in case if c.tag != "properties"]
+        for case in ET.parse(pytester.path / "j.xml").getroot().iter("testcase")
+    }
+    assert verdicts[("below.ipynb", END)] == ["failure"]
+    assert verdicts[("above.ipynb", END)] == ["error"]
 
 
 def test_the_end_test_carries_the_marks_every_test_carries(
@@ -126,7 +149,7 @@ def test_the_end_test_carries_the_marks_every_test_carries(
 ) -> None:
     notebook(["x = 1", "# TEST @slow\nassert x", "assert False"])
     run_notebook("nb.ipynb", "-m", "not slow").assert_outcomes(deselected=2)
-    run_notebook("nb.ipynb", "-m", "slow").assert_outcomes(passed=1, errors=1)
+    run_notebook("nb.ipynb", "-m", "slow").assert_outcomes(passed=1, failed=1)
 
 
 def test_marks_every_test_carries_leave_the_cells_above_the_last_test_to_it(

@@ -105,7 +105,7 @@ def test_where_a_cell_below_the_last_test_raises_that_cell_carries_the_error(
         for b in Elements(cell_html(html, f"nb-1-cell-{cell}")).badges()
         if b[0] == END
     ]
-    assert end == [(3, (END, "", "passed")), (4, (END, "", "error"))]  # cell 3 ran cleanly
+    assert end == [(3, (END, "", "passed")), (4, (END, "", "failed"))]  # cell 3 ran cleanly
     assert "AssertionError" in cell_html(html, "nb-1-cell-4")
     assert Elements(html).cells()["nb-1-cell-3"] == "passed"
 

@@ -110,25 +110,47 @@ def test_each_notebook_without_tests_is_one_test_that_runs_it_to_the_end(
     assert f"tested.ipynb::{END}" not in result.stdout.str()  # a tested notebook is as it was
 
 
-def test_a_failing_cell_errors_it_naming_the_cell_and_the_line(
+def test_a_failing_cell_fails_it_naming_the_cell_and_the_line(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
+    """The test is the notebook's run: it failed, as nbmake and nbval say, not errored."""
     notebook(FAILS)
     result = run(pytester, "--ntdd", "--ntdd-run-untested", "nb.ipynb")
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(
         [
-            f"*ERROR at setup of {END}*",
+            f"*_ {END} _*",
             ">   z = half(x)",
             "nb.ipynb:*: (setup cell 3, id *, line 1)",
             ">       return v / 0",
             "E       ZeroDivisionError: division by zero",
             "nb.ipynb:*: ZeroDivisionError (setup cell 2, id *, line 2)",
-            f"ERROR nb.ipynb::{END} - ZeroDivisionError in setup ce*",
+            f"FAILED nb.ipynb::{END} - ZeroDivisionError in setup c*",
         ]
     )
     assert "never" not in result.stdout.str()  # the cells below it did not run
+
+
+def test_a_failing_notebook_is_one_failure_in_the_terminal_junit_the_summary_and_the_report(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(FAILS)
+    result = run(
+        pytester,
+        *("--ntdd", "--ntdd-run-untested", "nb.ipynb", "--junitxml=j.xml"),
+        *("--ntdd-summary=s.md", "--ntdd-report=r.html"),
+    )
+    result.assert_outcomes(failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    suite = ET.parse(pytester.path / "j.xml").getroot().find(".//testsuite")
+    assert suite is not None and (suite.get("failures"), suite.get("errors")) == ("1", "0")
+    case = suite.find("testcase")
+    assert case is not None and case.find("failure") is not None and case.find("error") is None
+    summary = (pytester.path / "s.md").read_text(encoding="utf-8")
+    assert "ntdd: 1 failed in" in summary and f"| `nb.ipynb::{END}` | failed |" in summary
+    html = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert "1 failed" in html and "1 error" not in html
 
 
 def test_cells_ntdd_and_nbval_skip_are_not_run_and_raises_exception_cells_may_raise(
@@ -153,7 +175,7 @@ def test_a_cell_that_runs_too_long_fails_it_with_the_timeout(
 ) -> None:
     notebook(["import time", "time.sleep(30)"])
     result = run(pytester, "--ntdd", "--ntdd-run-untested", "--ntdd-timeout=0.5", "nb.ipynb")
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [f"*NtddTimeout: nb.ipynb::{END} timed out after 0.5 s*", "*(setup cell 2, id *, line 1)"]
     )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import errno
 import functools
 import glob
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -156,6 +158,13 @@ def check_results_file(path: Path, option: str, shown: str | None = None) -> Non
     *shown* is the path as the user gave it, for messages.
     """
     shown = shown or str(path)
+    kind = node_kind(path)
+    if kind in _IN_PLACE:
+        if not os.access(path, os.W_OK):
+            raise FileWriteError(f"{option} {shown}: {kind} not writable by this user")
+        return
+    if kind is not None and kind != _FOLDER:
+        raise FileWriteError(f"{option} {shown}: is {kind}, not a file; give a file name")
     target = path.resolve()
     through = f" (through the link {shown})" if target != path.absolute() else ""
     if target.suffix == ".ipynb" or (target.exists() and is_notebook_file(target, given=True)):
@@ -181,6 +190,119 @@ def _example(option: str) -> str:
     return "durations.json" if "durations" in option else f"{option.strip('-')}.md"
 
 
+_FIFO = "a FIFO"
+_FOLDER = "a folder"
+_IN_PLACE = frozenset({"a character device", _FIFO})  # written to, never replaced
+_DESCRIPTOR_LINKS = ("/proc/", "/dev/fd/")  # `/dev/stdout` leads through one of them
+_MAX_LINKS = 40  # as the kernel's own limit on a path's symlinks
+
+
+def node_kind(path: Path) -> str | None:
+    """What *path* leads to (through its links) where that is not a regular file: `a
+    FIFO`, `a character device`, `a folder`, `a block device`, `a socket`; None for a
+    regular file, or for nothing there yet."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    kinds = (
+        (stat.S_ISFIFO, _FIFO),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISDIR, _FOLDER),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((kind for test, kind in kinds if test(mode)), None)
+
+
+def replaceable(path: Path) -> bool:
+    """Whether a file ntdd writes at *path* may be replaced by a rename: a regular file
+    or nothing, and not one reached through a process's open file (`/dev/stdout` with
+    the output redirected to a file, which the shell still writes to).
+
+    Anything else is written in place (a character device, a FIFO, such a file) or
+    refused (`_write_to_node`): a rename would put a regular file where the device
+    node was (as root, `/dev/full` or `/dev/null` itself), or cut the shell's file
+    from the output written after it.
+    """
+    return node_kind(path) is None and not _through_a_descriptor(path)
+
+
+def _through_a_descriptor(path: Path) -> bool:
+    """Whether *path*, or a link it leads through, names an open file descriptor."""
+    return any(hop.startswith(_DESCRIPTOR_LINKS) for hop in _hops(path))
+
+
+def _hops(path: Path) -> Iterator[str]:
+    """*path*, then each path its links lead to in turn."""
+    here = os.path.abspath(path)
+    for _ in range(_MAX_LINKS):
+        yield here
+        try:
+            link = os.readlink(here)
+        except (OSError, ValueError):
+            return
+        here = os.path.normpath(os.path.join(os.path.dirname(here), link))
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """The descriptor of this process that *path* names (`/dev/stdout`: 1), if any: written
+    through it, the text lands where the process's own output stands, not over it."""
+    own = re.compile(rf"/(?:proc/(?:self|{os.getpid()})|dev)/fd/(\d+)")
+    for hop in _hops(path):
+        named = own.fullmatch(hop)
+        if named:
+            return int(named[1])
+    return None
+
+
+def _write_to_node(path: Path, data: bytes) -> None:
+    """Write *data* to what *path* leads to, in place: a character device or a FIFO (as
+    `>>` would), or the file behind an open descriptor, appended to; anything else
+    (a folder, a block device, a socket) is refused, naming it.
+
+    A FIFO is opened without blocking: with no reader the open fails at once
+    (ENXIO), and it is refused, where a plain open would wait for a reader forever.
+    """
+    kind = node_kind(path)
+    if kind is not None and kind not in _IN_PLACE:
+        raise FileWriteError(f"{path}: is {kind}, not a file; not writing it")
+    descriptor = _own_descriptor(path)
+    if descriptor is not None:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()  # what this process printed comes first
+        with os.fdopen(os.dup(descriptor), "wb") as f:  # the same offset as its own writes
+            f.write(data)
+        return
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # none on Windows, which has no FIFOs
+    flags = os.O_WRONLY | os.O_APPEND | nonblocking | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        if e.errno == errno.ENXIO and kind == _FIFO:
+            raise FileWriteError(
+                f"{path}: a FIFO with no reader; not written (start its reader first)"
+            ) from e
+        raise
+    if nonblocking:
+        os.set_blocking(fd, True)  # a reader that reads slowly is waited for, as by a shell
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+def append_to_file(path: Path, data: bytes) -> None:
+    """Append *data* to *path* in one write (a job summary's earlier steps stay, and a
+    reader sees all of it or none); a device or FIFO is written as `write_atomic`
+    writes one (`_write_to_node`), never waited on forever."""
+    if not replaceable(path):
+        _write_to_node(path, data)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as f:
+        f.write(data)
+
+
 def write_atomic(
     path: Path, text: str | bytes, newline: str = "\n", was: bytes | None = None
 ) -> None:
@@ -196,7 +318,9 @@ def write_atomic(
     when it is replaced (checked last, just before the rename); else
     `FileChangedError`, and nothing is written. A file that cannot be
     written (a full disk, a folder that is read-only, a name too long) is a
-    `FileWriteError` naming it.
+    `FileWriteError` naming it. Only a regular file is ever replaced
+    (`replaceable`): a character device, a FIFO or `/dev/stdout` is written
+    in place, a folder or any other node refused.
     """
     try:
         _write(path, text, newline, was)
@@ -206,11 +330,14 @@ def write_atomic(
 
 
 def _write(path: Path, text: str | bytes, newline: str, was: bytes | None) -> None:
+    data = text if isinstance(text, bytes) else text.replace("\n", newline).encode("utf-8")
+    if not replaceable(path):
+        _write_to_node(path, data)
+        return
     target = path.resolve() if path.is_symlink() else path
     ensure_writable(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stray_temporaries(target)
-    data = text if isinstance(text, bytes) else text.replace("\n", newline).encode("utf-8")
     if target.exists() and target.stat().st_nlink > 1:
         _ensure_holds(target, was)
         _write_in_place(target, data)

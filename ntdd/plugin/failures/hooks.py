@@ -3,8 +3,9 @@
 A report names the cell a test came from (JUnit properties, the `-v`
 line's description, a note on the error), points a failure at the line of
 the notebook's file (and annotates it on GitHub Actions), reports a setup
-cell's failure as an error even under `@xfail`, and lets the frames of a
-failure go once its report is written.
+cell's failure as an error even under `@xfail` (but as the end test's failure
+where the cell was its own to run), and lets the frames of a failure go once
+its report is written.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ class ReportHooks:
         beside_nbval.at_the_cell(item, report)
         if ours is not None and _setup_cell_failed(call):
             _not_expected(report)
+            if where is None and _its_own_cell(call):
+                report.when = "call"  # the end test's run of its cells is its check: failed
         if report.failed and ours is not None and call.excinfo is not None:
             report.longrepr = notebook_failure(item, ours, call.excinfo) or report.longrepr
         values: dict[str, Any] = {}
@@ -210,6 +213,21 @@ def _setup_cell_failed(call: pytest.CallInfo[None]) -> bool:
     return (
         call.when == "setup" and call.excinfo is not None and call.excinfo.errisinstance(SetupError)
     )
+
+
+def _its_own_cell(call: pytest.CallInfo[None]) -> bool:
+    """Whether the setup cell that raised was the end test's to run: no test before it
+    ran the cell (one below every test, any cell of a notebook run without tests with
+    `--ntdd-run-untested`).
+
+    Running such cells is all the end test does, as nbmake's and nbval's test of a
+    notebook does: one that raises fails it (a final plain `assert` is a check that
+    failed), and JUnit, the summary and the report say failed. A cell a test above
+    already ran and errored on errors the end test too, as it errors every test
+    below it: the notebook broke before they could check anything.
+    """
+    error = call.excinfo.value if call.excinfo is not None else None
+    return isinstance(error, SetupError) and error.first
 
 
 def _name_the_cell(item: pytest.Item, runtime: Runtime, call: pytest.CallInfo[None]) -> None:

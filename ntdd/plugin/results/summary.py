@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from ntdd.notebook.files import append_to_file
 from ntdd.plugin.results import files as results_files
 from ntdd.settings.typed import settings_of
 
@@ -77,9 +78,7 @@ class SummaryWriter:
         """One write, in append mode: the job summary's earlier steps stay, and a reader
         sees all of this run's text or none (a lone surrogate, from a file name
         printed, is written as its escape)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab") as f:
-            f.write(text.encode("utf-8", "backslashreplace"))
+        append_to_file(self.path, text.encode("utf-8", "backslashreplace"))
 
     def _terminals_tally(self) -> tuple[Counter[str], list[Problem]] | None:
         """The counts of pytest's terminal line, and its failures and errors.

@@ -30,7 +30,7 @@ import pytest
 
 from ntdd.errors import NtddError
 from ntdd.notebook.copies import written_from
-from ntdd.notebook.files import write_atomic
+from ntdd.notebook.files import node_kind, write_atomic
 from ntdd.notebook.write import RanCell, with_outputs
 from ntdd.plugin.results import files as results_files
 from ntdd.plugin.results.ledger import NotebookRun, ledger
@@ -119,8 +119,11 @@ class NotebookWriter:
             return
         if target.resolve() == path.resolve():
             raise NtddError(f"{path}: {OPTION} would write over it; --ntdd-overwrite does that")
-        was = target.read_bytes() if target.exists() else None
         key = self._key(path)
+        kind = node_kind(target)
+        if kind is not None:  # never read (a FIFO's read waits for a writer), nor written
+            raise NtddError(f"{target}: is {kind}, not a copy ntdd wrote of {key}; not written")
+        was = target.read_bytes() if target.exists() else None
         if was is not None and written_from(was) != key:
             raise NtddError(f"{target}: not a copy ntdd wrote of {key}; not overwritten")
         marker = {  # what a later run's copy, or its removal, goes by; and how the run ran

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from ntdd.errors import ConfigError
-from ntdd.notebook.files import write_atomic
+from ntdd.notebook.files import replaceable, write_atomic
 from ntdd.plugin.results import files as results_files
 from ntdd.plugin.results.record import record_of
 from ntdd.plugin.scale.balance import (
@@ -136,7 +136,7 @@ class DurationsRecorder:
         self.seconds: dict[str, float] = {}
         self.started: dict[str, float] = {}  # node id: when it started, for a crashed worker's
         self.finished: set[str] = set()  # node ids whose every phase reported
-        if path.exists():
+        if _merged_into(path):
             load_durations(path, where)  # refuse now, not after the run, to merge into junk
 
     def pytest_ntdd_record(self, item: pytest.Item) -> dict[str, Any]:
@@ -176,7 +176,7 @@ class DurationsRecorder:
             seconds = {unit: s for unit, s in seconds.items() if unit not in cut}
         if not seconds:
             return
-        old = load_durations(self.path, self.where) if self.path.exists() else {}
+        old = load_durations(self.path, self.where) if _merged_into(self.path) else {}
         text = dump_durations({**old, **seconds})
         results_files.write(session, self.where, self.path, lambda: write_atomic(self.path, text))
 
@@ -262,3 +262,9 @@ def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
     if settings.shard is not None:
         seconds /= settings.shard.count
     return workers_that_pay(seconds, os.cpu_count() or 1)
+
+
+def _merged_into(path: Path) -> bool:
+    """Whether the durations file holds earlier runs' seconds to merge with: a file, not
+    a device or a FIFO (whose read would wait for a writer), which are only written to."""
+    return path.exists() and replaceable(path)
