@@ -107,7 +107,7 @@ def test_cells_above_a_skipped_last_test_run_too(notebook: Any, run_notebook: An
     notebook(["x = 1", "# TEST\nassert x", "assert x == 2", "# TEST @skip\nassert True"])
     result = run_notebook()
     result.assert_outcomes(passed=1, skipped=1, failed=1)
-    result.stdout.fnmatch_lines(["nb.ipynb (setup cell 3, id *):1: AssertionError"])
+    result.stdout.fnmatch_lines(["E   AssertionError", "nb.ipynb*setup cell 3*"])
 
 
 def test_reports_place_a_failure_of_the_end_test_at_the_cell_that_raised(
