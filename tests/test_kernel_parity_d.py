@@ -42,8 +42,28 @@ NESTED = [  # nest_asyncio patches asyncio's classes: run in a process of its ow
     "# TEST: and the loop goes on running\nassert loop.is_running()",
 ]
 
+IPYTHONS_TRACEBACKS = [  # as execnb's shell formats a cell's error
+    "from IPython.core.ultratb import VerboseTB\ndef fails():\n    return 1 / 0\n"
+    "try:\n    fails()\nexcept ZeroDivisionError as e:\n    error = e",
+    "# TEST: VerboseTB formats a caught error\n"
+    "text = VerboseTB().text(type(error), error, error.__traceback__)\n"
+    "assert 'ZeroDivisionError' in text and 'fails' in text",
+    "# TEST: so does the shell's own\nshell = get_ipython()\n"
+    "text = shell.InteractiveTB.text(type(error), error, error.__traceback__)\n"
+    "assert 'ZeroDivisionError' in text",
+    "# TEST: a hook set on the shell is called\nseen = []\n"
+    "shell.set_hook('synchronize_with_editor', lambda self, f, line, c: seen.append(line))\n"
+    "VerboseTB().text(type(error), error, error.__traceback__)\nassert seen",
+    "# TEST: the error alone\ntry:\n    fails()\nexcept ZeroDivisionError:\n"
+    "    only = shell.get_exception_only()\nassert only.startswith('ZeroDivisionError: ')",
+    "# TEST: the inspector\ninfo = shell.inspector.info(fails, 'fails')\n"
+    "assert info['type_name'] == 'function'",
+    "# TEST: the debugger's class\nassert shell.debugger_cls.__name__.endswith('Pdb')",
+]
+
 CASES: dict[str, list[Any]] = {
     "a_running_loop_runs": A_RUNNING_LOOP,
+    "ipythons_tracebacks_on_the_shell": IPYTHONS_TRACEBACKS,
 }
 
 
@@ -75,3 +95,13 @@ def test_nest_asyncio_nests_in_the_running_loop(pytester: pytest.Pytester) -> No
     path = _write(pytester.path, NESTED)
     result = run(pytester, "--ntdd", str(path), "-p", "no:asyncio", subprocess=True)
     result.assert_outcomes(passed=3)
+
+
+# -- what IPython's own code reads from the shell --------------------------------------------
+
+
+def test_ipythons_traceback_formatting_works_on_the_shell(pytester: pytest.Pytester) -> None:
+    """`VerboseTB().text(...)` raised `'get_ipython()' has no attribute 'hooks'`."""
+    path = _write(pytester.path, IPYTHONS_TRACEBACKS)
+    result = run(pytester, "--ntdd", str(path))
+    result.assert_outcomes(passed=6)
