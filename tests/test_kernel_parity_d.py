@@ -15,7 +15,7 @@ from typing import Any
 import nbformat
 import pytest
 from conftest import make_notebook, run
-from oracle import assert_ntdd_agrees_with_a_kernel
+from oracle import assert_ntdd_agrees_with_a_kernel, kernel_verdicts, ntdd_run_by_notebook
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")
 
@@ -105,3 +105,44 @@ def test_ipythons_traceback_formatting_works_on_the_shell(pytester: pytest.Pytes
     path = _write(pytester.path, IPYTHONS_TRACEBACKS)
     result = run(pytester, "--ntdd", str(path))
     result.assert_outcomes(passed=6)
+
+
+# -- what a notebook set on library classes and modules ends with it ---------------------------
+
+PATCHES = [  # a notebook that sets its own function and plain data on a library's class and module
+    "from pathlib import Path\nimport logging",
+    "def _hello(self):\n    return 'hello ' + self.name\nPath.hello = _hello\n"
+    "logging.raiseExceptions = False\nlogging.ntdd_flag = 'set'",
+    "# TEST: its patch works\nassert Path('x').hello() == 'hello x'\n"
+    "assert logging.raiseExceptions is False",
+]
+FRESH = [  # one that expects the library as a fresh process has it
+    "from pathlib import Path\nimport logging",
+    "# TEST: no hello on Path\nassert not hasattr(Path, 'hello')",
+    "# TEST: logging as imported\nassert logging.raiseExceptions is True\n"
+    "assert not hasattr(logging, 'ntdd_flag')",
+]
+
+
+def test_what_a_notebook_set_on_a_library_is_undone_for_the_next(
+    pytester: pytest.Pytester,
+) -> None:
+    """`Path.hello = _hello` in one notebook was still set in every notebook after it."""
+    folder = pytester.path / "notebooks"
+    folder.mkdir()
+    paths = [_write(folder, PATCHES, "a_patches.ipynb"), _write(folder, FRESH, "b_fresh.ipynb")]
+    result = run(pytester, "--ntdd", "-p", "no:randomly", *map(str, paths), subprocess=True)
+    result.assert_outcomes(passed=3)
+
+
+@pytest.mark.slow
+def test_after_a_patching_notebook_the_next_gets_a_kernels_verdicts(
+    pytester: pytest.Pytester,
+) -> None:
+    """Each in a kernel of its own, then both in one `pytest --ntdd`: the same verdicts."""
+    folder = pytester.path / "notebooks"
+    folder.mkdir()
+    paths = [_write(folder, PATCHES, "a_patches.ipynb"), _write(folder, FRESH, "b_fresh.ipynb")]
+    alone = {path.name: kernel_verdicts(path) for path in paths}
+    assert not any(alone["b_fresh.ipynb"].values()), alone
+    assert ntdd_run_by_notebook(pytester, "--ntdd", *map(str, paths)) == alone
