@@ -24,8 +24,8 @@ imported during the notebook are copied after the cell that imported them,
 so that what the notebook sets on them in later cells is put back too.
 
 Cost, with torch, numpy and matplotlib imported (1,480 modules; 5,400
-modules and classes, 96,000 names), on a busy 2-core machine: 120 ms to copy
-when a notebook starts, 75 ms to compare and put back when it ends, 70 ms
+modules and classes, 96,000 names), on a busy 2-core machine: 65 ms to copy
+when a notebook starts, 60 ms to compare and put back when it ends, 60 ms
 after each cell that imported a module, 0.2 ms after one that did not.
 """
 
@@ -52,7 +52,9 @@ _LEFT_ALONE = frozenset(
 )
 _LEFT_ALONE_PACKAGES = ("ntdd", "_pytest", "pytest", "pluggy", "xdist", "execnet", "coverage")
 _is_class_kind = type.__dict__["__subclasscheck__"].__get__(type)  # issubclass(kind, type)
-_Copies = dict[int, tuple[Any, dict[str, Any]]]  # id -> (module or class, its dict as found)
+_Copies = dict[Any, dict[str, Any]]  # module or class -> its dict as found
+_IDENTITY_HASH: Any = object.__hash__
+_CLASS_IDENTITY: Any = (type.__hash__, type.__eq__)
 
 
 class LibraryState:
@@ -71,7 +73,7 @@ class LibraryState:
             return
         new = modules_since(self._mark)
         self._mark = modules_mark()
-        for obj, found in self._copies.values():
+        for obj, found in self._copies.items():
             now = obj.__dict__
             if _same(found, now):
                 continue
@@ -85,7 +87,7 @@ class LibraryState:
     def apply(self) -> None:
         """Put back what the notebook set on the modules and classes it found."""
         self.note_imports()
-        for obj, found in self._copies.values():
+        for obj, found in self._copies.items():
             now = obj.__dict__
             if _same(found, now):
                 continue
@@ -120,26 +122,29 @@ class LibraryState:
 def _copy_modules(
     modules: Iterable[tuple[str, Any]], copies: _Copies, namespace: dict[str, Any]
 ) -> None:
-    """Copy the dicts of *modules*, and of the classes (made by Python code) they hold."""
+    """Copy the dicts of *modules*, and of the classes (made by Python code) they hold.
+
+    Keyed by the objects themselves, never by `id()`: `id` raises an audit event,
+    which the hook ntdd watches processes with (`processes`) would see 20,000 times."""
     found = []
     main = sys.modules.get("__main__")  # the program's, under any name (`__mp_main__`)
     for name, module in list(modules):
         names = getattr(module, "__dict__", None)
         if type(names) is not dict or names is namespace or module is main:
             continue
-        if _left_alone(name, names):
+        if _left_alone(name, names) or type(module).__hash__ is not _IDENTITY_HASH:
             continue
-        if id(module) not in copies:
-            copies[id(module)] = (module, names.copy())
+        if module not in copies:
+            copies[module] = names.copy()
             found.append(names)
-    classes: dict[int, Any] = {}
     for names in found:
         values = list(names.values())
-        chosen = list(compress(values, map(_is_class_kind, map(type, values))))
-        classes.update(zip(map(id, chosen), chosen, strict=True))
-    for key, cls in classes.items():
-        if key not in copies and cls.__flags__ & _HEAP_TYPE:
-            copies[key] = (cls, cls.__dict__.copy())
+        for cls in compress(values, map(_is_class_kind, map(type, values))):
+            kind = type(cls)
+            if kind is not type and (kind.__hash__, kind.__eq__) != _CLASS_IDENTITY:
+                continue  # a metaclass that compares classes its own way
+            if cls.__flags__ & _HEAP_TYPE and cls not in copies:
+                copies[cls] = cls.__dict__.copy()
 
 
 def _left_alone(name: str, names: dict[str, Any]) -> bool:
