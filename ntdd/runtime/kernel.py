@@ -47,6 +47,7 @@ from ntdd.runtime.isolation import (
     own_modules,
     set_filters,
 )
+from ntdd.runtime.library_state import LibraryState
 from ntdd.runtime.notebook_code import NotebookCode
 from ntdd.runtime.process_wide import Builtins, as_a_kernel_has_them, close_figures
 from ntdd.runtime.root_logger import RootLogger
@@ -70,6 +71,7 @@ class RunContext:
     running: str = ""  # the setup cell running now
     testing: str = ""  # the test cell whose test runs now
     builtins: Builtins | None = None  # `builtins` before the notebook ran
+    library: LibraryState | None = None  # library modules and classes before it ran
     keeps_generators: bool = False  # a plugin reseeds them between the notebook's cells
     processes: set[int] = field(default_factory=set)  # children the cells started
 
@@ -216,7 +218,9 @@ class Kernel:
         own_logger = (
             "logging" in self.cells.mentions or cell_log_of(self.context.config) is not None
         )
-        return NotebookCode(self, keep_pytests, own_logger, self._shell)
+        library = self.context.library
+        after = library.note_imports if library is not None else None
+        return NotebookCode(self, keep_pytests, own_logger, self._shell, after)
 
     def _shell(self) -> Any:
         """Its shell, as IPython's own `display` publishes through it (`ipython_display`)."""
@@ -272,12 +276,19 @@ class Kernel:
                 finally:  # a cell that raised made objects too: the report names them
                     self._injected_after_cell(item.config)
                     close_figures()
+                    self._note_imports()
             else:
                 self._run_test_cell(step, quietly=passing_by)
+                self._note_imports()
             if passing_by:
                 close_figures()  # as a kernel's inline backend does after each cell
                 cell_runs.trigger(cells.namespace, "post_run_cell")
         self.ran.add(item.name)
+
+    def _note_imports(self) -> None:
+        """After each cell: what the modules it imported set is theirs (`library_state`)."""
+        if self.context.library is not None:
+            self.context.library.note_imports()
 
     def _run_setup(self, step: SetupStep) -> None:
         __tracebackhide__ = True

@@ -3,10 +3,13 @@
 A kernel executes each cell inside its running asyncio loop, so that
 `asyncio.get_running_loop()` answers in any cell, `asyncio.ensure_future()`
 from a cell that does not await makes a task that runs between cells, and
-`asyncio.run()` is refused. ntdd gives each notebook run a loop and marks it
-as the thread's running loop while the notebook's code runs; the loop itself
-runs when a cell awaits, and for a moment after each cell, as a kernel's
-loop runs while it waits for the next cell.
+`asyncio.run()` is refused. ntdd gives each notebook run a loop and, while
+the notebook's code runs, marks it running as a kernel's is: it is the
+thread's running loop, `loop.is_running()` says so (so `run_until_complete`
+and `run_forever` are refused, and nest_asyncio's patched ones nest), and
+`asyncio.current_task()` is the notebook's own task, as a kernel's cell runs
+in its task. The loop itself turns when a cell awaits, and for a moment after
+each cell, as a kernel's loop runs while it waits for the next cell.
 
 Every notebook run gets one, whether or not its code names asyncio: library
 code calls `asyncio.get_running_loop()` too, and a loop made and closed costs
@@ -16,6 +19,7 @@ about 0.05 ms.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,12 +51,66 @@ class Running:
         import asyncio
 
         self._outer = asyncio._get_running_loop()
-        asyncio._set_running_loop(self._loop_of())
+        mark(self._loop_of())
 
     def __exit__(self, *exc_info: object) -> None:
         import asyncio
 
+        unmark(asyncio._get_running_loop())  # a replay's may be another than the one marked
         asyncio._set_running_loop(self._outer)
+
+
+_KERNEL_TASK = "_ntdd_kernel_task"  # the loop's attribute: the task its cells run in
+
+
+def mark(loop: asyncio.AbstractEventLoop) -> None:
+    """*loop* runs, as a kernel's does while a cell runs: the running loop, running by
+    its own account, with the notebook's task as the current one."""
+    import asyncio
+
+    asyncio._set_running_loop(loop)
+    if not isinstance(loop, asyncio.BaseEventLoop) or loop.is_running():
+        return  # another kind of loop (uvloop's) is only the running loop
+    loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
+    with contextlib.suppress(RuntimeError):  # another task is current already: it stays
+        asyncio.tasks._enter_task(loop, _kernel_task(loop))
+
+
+def unmark(loop: asyncio.AbstractEventLoop | None) -> None:
+    """*loop*, which `mark` marked, no longer runs, nor is the running loop."""
+    import asyncio
+
+    asyncio._set_running_loop(None)
+    task = getattr(loop, _KERNEL_TASK, None)
+    if loop is None or task is None or not _marked(loop):
+        return
+    with contextlib.suppress(RuntimeError):
+        asyncio.tasks._leave_task(loop, task)
+    loop._thread_id = None  # type: ignore[attr-defined]
+
+
+def _marked(loop: Any) -> bool:
+    import asyncio
+
+    return bool(
+        loop is not None
+        and getattr(loop, "_thread_id", None) == threading.get_ident()
+        and asyncio.current_task(loop) is getattr(loop, _KERNEL_TASK, None)
+    )
+
+
+def _kernel_task(loop: asyncio.AbstractEventLoop) -> asyncio.Task[None]:
+    """The task a kernel's cells run in (ipykernel's shell task): made once per loop,
+    waiting until the notebook is done (`close` cancels it)."""
+    task: asyncio.Task[None] | None = getattr(loop, _KERNEL_TASK, None)
+    if task is None:
+
+        async def kernel() -> None:
+            await loop.create_future()
+
+        task = loop.create_task(kernel(), name="ntdd-notebook")
+        setattr(loop, _KERNEL_TASK, task)
+    return task
 
 
 def run_until_complete(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T]) -> T:
@@ -60,11 +118,17 @@ def run_until_complete(loop: asyncio.AbstractEventLoop, awaitable: Awaitable[T])
     import asyncio
 
     outer = asyncio._get_running_loop()
+    was_marked = _marked(outer) and outer is loop
+    if was_marked:
+        unmark(loop)
     asyncio._set_running_loop(None)
     try:
         return loop.run_until_complete(awaitable)
     finally:
-        asyncio._set_running_loop(outer)
+        if was_marked:
+            mark(loop)
+        else:
+            asyncio._set_running_loop(outer)
 
 
 def idle(loop: asyncio.AbstractEventLoop | None) -> None:
@@ -73,8 +137,9 @@ def idle(loop: asyncio.AbstractEventLoop | None) -> None:
         return
     import asyncio
 
+    kernel = getattr(loop, _KERNEL_TASK, None)
     for _ in range(_IDLE_TURNS):
-        if all(task.done() for task in asyncio.all_tasks(loop)):
+        if all(task.done() or task is kernel for task in asyncio.all_tasks(loop)):
             return
         run_until_complete(loop, asyncio.sleep(0))
 
@@ -86,9 +151,11 @@ def restart(loop: asyncio.AbstractEventLoop | None, fresh: Callable[[], Any]) ->
     import asyncio
 
     was_running = asyncio._get_running_loop() is loop
+    if was_running:
+        unmark(loop)
     close(loop)
     if was_running:
-        asyncio._set_running_loop(fresh())
+        mark(fresh())
 
 
 def close(loop: asyncio.AbstractEventLoop | None) -> None:
@@ -97,6 +164,10 @@ def close(loop: asyncio.AbstractEventLoop | None) -> None:
         return
     import asyncio
 
+    if _marked(loop):
+        unmark(loop)
+    if loop.is_running():  # a cell still runs in it, in another thread: the process ends
+        return
     with contextlib.suppress(Exception):  # a broken task must not stop the release
         pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
         for task in pending:

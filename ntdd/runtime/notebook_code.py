@@ -40,8 +40,10 @@ class NotebookCode:
         keep_pytests: bool,
         uses_logging: bool,
         shell: Callable[[], Any],
+        after: Callable[[], None] | None = None,
     ) -> None:
         self._kernel = kernel
+        self._after = after  # what the stretch imported is noted (`library_state`)
         self._singleton = Singleton(shell)
         self._keep_pytests = keep_pytests
         self._loop = event_loop.Running(kernel.event_loop)
@@ -58,6 +60,8 @@ class NotebookCode:
         try:
             self._loop.__exit__()
             event_loop.idle(self._kernel.loop)
+            if self._after is not None:
+                self._after()
         finally:
             self._singleton.__exit__()
             if self._logging:

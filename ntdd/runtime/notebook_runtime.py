@@ -46,6 +46,7 @@ from ntdd.runtime.devices import device_unavailable, device_value
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.isolation import BASELINE, NotebookFilters, ProcessState, reseeds_per_test
 from ntdd.runtime.kernel import Kernel, RunContext
+from ntdd.runtime.library_state import LibraryState
 from ntdd.runtime.process_wide import Builtins, Matplotlib, close_figures
 from ntdd.runtime.region_calls import RegionCalls
 from ntdd.runtime.settings import injection_of, settings_of
@@ -249,6 +250,7 @@ class NotebookRuntime(RegionCalls):
         """The notebook's first test: note the process as it is, and the module as imported."""
         self._outside = ProcessState.capture()
         self.context.builtins, self._matplotlib = Builtins.capture(), Matplotlib.capture()
+        self.context.library = LibraryState(self.cells.namespace)
         self._threads = frozenset(threading.enumerate())
         self.context.keeps_generators = reseeds_per_test(config)
         if BASELINE not in config.stash:
@@ -267,13 +269,13 @@ class NotebookRuntime(RegionCalls):
             self.kernel.put_aside(keep=False)
         for kernel in self.kernels.values():
             kernel.close()
-        for state in (self._outside, self.context.builtins, self._matplotlib):
+        for state in (self._outside, self.context.builtins, self._matplotlib, self.context.library):
             if state is not None:
                 state.apply()
         release.restore_module(self.cells)
         self.kernels.clear()
         self.kernel = self._outside = self._matplotlib = None
-        self.context.builtins = self.context.config = None
+        self.context.builtins = self.context.config = self.context.library = None
 
     @contextlib.contextmanager
     def _as_main(self) -> Iterator[None]:

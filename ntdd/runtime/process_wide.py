@@ -12,12 +12,12 @@ a notebook's last test has run, what `isolation` does not hold:
   figure after each cell, and each notebook starts with its own kernel's
   `rcParams`, inline backend settings (`%config InlineBackend.…`) and no
   figure;
-- a library class a notebook patched with one of its own functions (nbdev's
-  `@patch` onto `Path`): the function reads the notebook's names, which a
-  kernel keeps as long as the kernel lives; the notebook's names are then
-  kept for it, so that a later notebook calling the method sees what a
-  notebook that patched the library it imports would see, not a
-  `NameError`.
+- a library class that still holds one of the notebook's functions (one
+  `library_state` left: set in the cell that first imported the library):
+  the function reads the notebook's names, which a kernel keeps as long as
+  the kernel lives; the notebook's names are then kept for it, so that a
+  later notebook calling the method sees what a notebook that patched the
+  library it imports would see, not a `NameError`.
 
 Each check costs microseconds when there is nothing to put back.
 """

@@ -4,8 +4,9 @@ IPython's input transformer turns `%timeit -n 1 f()` into
 `get_ipython().run_line_magic('timeit', '-n 1 f()')`; the shell here answers
 those calls (`shell_magics` runs the magic, `scripts` the script `%run`
 runs) and what else notebook code and magics ask of a shell: events,
-display formats, shell escapes (`!cmd`; an install, `!pip install`, is
-dropped with a visible `NtddWarning`, as `%pip` is). Display calls work as
+display formats, what IPython's own formatters read (`shell_parts`), shell
+escapes (`!cmd`; an install, `!pip install`, is dropped with a visible
+`NtddWarning`, as `%pip` is). Display calls work as
 in a kernel: their mime bundle goes to the cell's outputs where a report
 records them (`cell_outputs`), and nowhere otherwise, as a kernel's output
 does for whoever reads only stdout.
@@ -31,10 +32,11 @@ from ntdd.runtime import cell_outputs, inline_figures
 from ntdd.runtime.repr_only import PLAIN, shown_by_repr
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
+from ntdd.runtime.shell_parts import IPythonParts
 from ntdd.runtime.steps import show_last_value
 
 
-class NotebookShell(RunsScripts, RunsMagics):
+class NotebookShell(RunsScripts, RunsMagics, IPythonParts):
     """The `get_ipython()` of a notebook under test: magics run in its namespace."""
 
     def __init__(
