@@ -16,7 +16,7 @@ DEFAULT_SMOKE_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "max_st
 # Output checks (`--ntdd-outputs`): the significant digits the floats normaliser keeps, and
 # the largest perceptual distance between a saved figure and the fresh one that passes.
 DEFAULT_FLOAT_DIGITS = 6
-DEFAULT_IMAGE_TOLERANCE = 0.1
+DEFAULT_IMAGE_TOLERANCE = 1.25  # percent of the worst 32x32 square: `ntdd.outputs.images`
 
 # The docs page of the `# TEST` grammar, where messages send someone who has no test yet.
 WRITING_TESTS = "https://github.com/ntdd-dev/ntdd/blob/main/docs/writing-tests.md"

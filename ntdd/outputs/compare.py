@@ -8,7 +8,7 @@ never compares are left out (`SKIPPED`: metadata, tracebacks, execution
 counts, widget model ids, images); then the two sides must have the same
 fields, the same number of values for each, and equal values, after the
 cleaning (`cleaning`) of each text. Unlike nbval, a `image/png` is compared
-too, by its pixel size and a perceptual distance (`images`), and every
+too, by what it shows and its pixels (`images`), and every
 field that differs is said, not only the first.
 
 A stream a run kept as its tail (a cell that printed more than a run keeps),
@@ -260,11 +260,11 @@ def _images(
     from ntdd.outputs import images
 
     found: list[FigurePair] = []
-    for n, (was, now) in enumerate(zip(ours, theirs, strict=True), 1):
+    for n, ((was, was_meta), (now, now_meta)) in enumerate(zip(ours, theirs, strict=True), 1):
         where = f"{IMAGE} (figure {n} of {len(ours)})"
         try:
             kept = images.DEFAULT_TOLERANCE if tolerance is None else tolerance
-            difference = images.compare_png(was, now, kept)
+            difference = images.compare_png(was, now, kept, was_meta, now_meta)
         except (ValueError, ImportError) as e:
             found.append(FigurePair("", "", f"{where}: {e}"))
             continue
@@ -274,9 +274,10 @@ def _images(
     return found
 
 
-def _pngs(outputs: Iterable[dict[str, Any]]) -> list[str]:
+def _pngs(outputs: Iterable[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """Each figure, with its output's metadata (where ntdd keeps what the figure shows)."""
     return [
-        data[IMAGE]
+        (data[IMAGE], output.get("metadata"))
         for output in outputs
         if isinstance(data := output.get("data"), dict) and isinstance(data.get(IMAGE), str)
     ]

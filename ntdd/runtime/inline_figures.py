@@ -9,6 +9,9 @@ shell with the formatters the inline backend registers on a kernel's shell
 mid-cell by `plt.show()`, through IPython's `display`, gets them too);
 `process_wide.close_figures` then closes them, as it does without a report.
 Nothing is imported for a cell when pyplot is not.
+
+Each `image/png` of a figure carries what the figure shows in its metadata
+(`figure_summary`), for the output check of a notebook ntdd wrote back.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import sys
 import warnings
 from typing import Any
 
-from ntdd.runtime import cell_outputs
+from ntdd.runtime import cell_outputs, figure_summary
 from ntdd.runtime.process_wide import INLINE, backend
 
 
@@ -63,6 +66,30 @@ def set_up(shell: Any) -> None:
     from IPython.core.pylabtools import select_figure_formats
 
     select_figure_formats(shell, settings.figure_formats, **settings.print_figure_kwargs)
+    _summarised(shell.display_formatter.formatters["image/png"])
+
+
+def _summarised(formatter: Any) -> None:
+    """The `image/png` a figure is drawn to, with what it shows in its metadata
+    (`figure_summary`): drawn first, since drawing makes its tick labels."""
+    from matplotlib.figure import Figure
+
+    drawn = formatter.type_printers.get(Figure)
+    if drawn is None:  # no png chosen (`figure_formats = {"svg"}`)
+        return
+
+    def draw(figure: Any) -> Any:
+        result = drawn(figure)
+        data, metadata = result if isinstance(result, tuple) else (result, None)
+        if data is None:
+            return result
+        try:
+            shown = figure_summary.summary(figure)
+        except Exception:  # a figure it cannot read: compared by its pixels, as a kernel's
+            return result
+        return data, {**(metadata or {}), figure_summary.KEY: {"figure": shown}}
+
+    formatter.for_type(Figure, draw)
 
 
 def inline_settings() -> Any:
