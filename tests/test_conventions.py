@@ -163,7 +163,7 @@ def test_skipping_eval_false_is_a_project_setting(notebook: Any, pytester: pytes
     result.assert_outcomes(passed=2)  # the cells below the test still run, in the end test
     result.stdout.fnmatch_lines(["*test_notebook_runs_to_the_end PASSED*"])
     pytester.makepyprojecttoml("[tool.ntdd]\n")
-    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1, errors=1)
+    run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1, failed=1)
 
 
 def test_nbdev_flags_are_marks(notebook: Any, run_notebook: Any) -> None:

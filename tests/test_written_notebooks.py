@@ -324,9 +324,9 @@ def test_copies_written_inside_the_project_are_never_tested_again(
     written = sorted(p.relative_to(pytester.path).as_posix() for p in found)
     assert written == ["executed/nbs/a.ipynb", "nbs/a.ipynb"]
 
-    named = run(pytester, "--ntdd", "executed/nbs/a.ipynb")  # by its name: left out, and said
-    assert named.ret == pytest.ExitCode.NO_TESTS_COLLECTED
-    named.stdout.fnmatch_lines(["ntdd: left out 1 notebook it wrote (copies in executed/)"])
+    named = run(pytester, "--ntdd", "executed/nbs/a.ipynb")  # by its name: tested, as pytest
+    named.assert_outcomes(passed=1)  # tests any file named
+    assert "left out" not in named.stdout.str()
 
     spread = run(pytester, "--ntdd", "-n", "2", plugins=["xdist"], subprocess=True)
     spread.assert_outcomes(passed=1)  # the workers collect; the controller says it once

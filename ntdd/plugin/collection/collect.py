@@ -91,7 +91,9 @@ class NotebookModule(pytest.Module):
         try:
             data = read_bytes(path)  # not kept: a notebook's outputs can be large
             self.read_digest = hashlib.sha256(data).hexdigest()
-            self.copy_of = copy_of(self.path, self.config.rootpath, data)
+            # A copy named on the command line is tested, as pytest collects any file named.
+            named = self.session.isinitpath(self.path)
+            self.copy_of = None if named else copy_of(self.path, self.config.rootpath, data)
             if self.copy_of is not None:
                 return  # the output of a run, not a notebook: not planned, not cached
             self._checks = planned_checks(self.config, data, path)

@@ -76,7 +76,7 @@ class CollectionHooks:
         ours.load(self._loaded)
         if ours.copy_of is not None:  # a run's output (`--ntdd-write-notebooks`): no one's test
             self.copies.found(file_path, ours.copy_of)
-            return [ours] if parent.session.isinitpath(file_path) else []  # named: it says so
+            return []
         if ours.passed_over is not None:  # nbval may still run it, in its own kernel
             self.passed_over[file_path] = ours.passed_over
             return [ours, *others]
