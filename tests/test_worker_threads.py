@@ -121,3 +121,10 @@ def test_a_serial_run_is_unchanged(pytester: pytest.Pytester) -> None:
     assert result.ret == 0
     assert _seen(pytester) == "None None None"
     assert "workers on" not in result.stdout.str()
+
+
+def test_a_variable_the_tx_spec_sets_wins(pytester: pytest.Pytester) -> None:
+    result = _shown(pytester, "--dist", "load", "--tx", "2*popen//env:OMP_NUM_THREADS=4")
+    assert result.ret == 0
+    each = max(1, _cores() // 2)
+    assert _seen(pytester) == f"4 {each} {each}"

@@ -77,7 +77,9 @@ class WorkerThreads:
         chosen = plan(len(local), cores(), os.environ, self.option)
         if chosen.threads is not None:
             for spec in local:
-                spec.env.update(dict.fromkeys(VARIABLES, str(chosen.threads)))
+                ours = dict.fromkeys(VARIABLES, str(chosen.threads))
+                # `--tx popen//env:OMP_NUM_THREADS=4` is the user's too; the option wins over it.
+                spec.env.update(ours if self.option is not None else {**ours, **spec.env})
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             reporter.write_line(chosen.line)
