@@ -58,6 +58,7 @@ OPTIONS: dict[str, Option] = {
     "smoke": Option(("--ntdd-smoke",)),
     "untested": Option(("--ntdd-run-untested",)),
     "timeout": Option(("--ntdd-timeout", "300")),
+    "threads": Option(("--ntdd-threads", "1")),
     "durations": Option(("--ntdd-store-durations", "durations.json"), ("durations.json",)),
     "cov": Option(("--cov=.", "--cov-report="), (".coverage",), ("pytest_cov",)),
     "junit": Option(("--junit-xml", "junit.xml"), ("junit.xml",)),

@@ -69,8 +69,8 @@ def _settings(config: pytest.Config) -> Settings:
 
 
 def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
-    """Sharding, durations, the job summary, the report and the notebooks written back:
-    loaded only when asked for."""
+    """Sharding, durations, xdist workers' threads, the job summary, the report and the
+    notebooks written back: loaded only when asked for (or, for threads, by `-n`)."""
     if settings.results_files():
         from ntdd.plugin.results import files as results_files
 
@@ -94,6 +94,12 @@ def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
         from ntdd.plugin.report.writer import report_writer
 
         config.pluginmanager.register(report_writer(config), "ntdd-report")
+    if settings.enabled and config.pluginmanager.has_plugin("xdist"):
+        from ntdd.plugin.scale.threads import worker_threads
+
+        threads = worker_threads(config)
+        if threads is not None:
+            config.pluginmanager.register(threads, "ntdd-threads")
     if settings.writing is not None:
         from ntdd.plugin.results.written_notebooks import notebook_writer
 

@@ -179,6 +179,14 @@ def image_tolerance(given: Given) -> float:
     return tolerance
 
 
+def threads(given: Given) -> int | None:
+    """A thread count >= 1, or "auto" (None): the cores each worker has to itself."""
+    value = given.value
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        return None
+    return count(given)
+
+
 PARSERS: dict[str, Callable[[Given], Any]] = {
     "switch": switch,
     "seconds": seconds,
@@ -195,4 +203,5 @@ PARSERS: dict[str, Callable[[Given], Any]] = {
     "normalisers": normalisers,
     "digits": digits,
     "image_tolerance": image_tolerance,
+    "threads": threads,
 }

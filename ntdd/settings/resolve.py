@@ -94,6 +94,7 @@ class _Resolver:
             summary=self._file(self._given("summary")),
             report=self._file(report),
             writing=self._writing(),
+            threads=self.value("threads"),
             sources=tuple(self.sources.items()),
         )
 

@@ -168,6 +168,18 @@ ROWS: tuple[Row, ...] = (
         help="record each notebook's (each file's) seconds in FILE, for --ntdd-durations",
     ),
     Row(
+        "threads",
+        "threads",
+        flag="--ntdd-threads",
+        metavar="N",
+        help="under -n, each worker's torch and BLAS threads (OMP_NUM_THREADS, "
+        "MKL_NUM_THREADS, OPENBLAS_NUM_THREADS); default auto: the cores it has to itself, "
+        "unless the environment sets them (ini: ntdd_threads)",
+        ini="ntdd_threads",
+        ini_help="torch and BLAS threads per xdist worker: N or auto",
+        pyproject="threads",
+    ),
+    Row(
         "summary",
         "file",
         flag="--ntdd-summary",

@@ -76,6 +76,7 @@ class Settings:
     summary: File | None = None  # where the run appends its Markdown summary
     report: File | None = None  # where the run writes its HTML report
     writing: Writing | None = None  # notebooks written back as they ran; None: not written
+    threads: int | None = None  # `--ntdd-threads N`: each xdist worker's; None: auto
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where its value came from)
 
     def said(self, name: str) -> str:
