@@ -118,3 +118,26 @@ def test_a_notebook_written_back_carries_each_cells_timing_as_jupyter_writes_it(
         assert execution["iopub.execute_input"] <= execution["shell.execute_reply"]
     slow = cells[1]["metadata"]["execution"]
     assert slow["shell.execute_reply"] > slow["iopub.execute_input"]
+
+
+@pytest.mark.parametrize("place", ["serial", "xdist"])
+def test_the_job_summary_lists_the_slowest_cells_when_asked(
+    notebook: Any, pytester: pytest.Pytester, place: str
+) -> None:
+    notebook(SLOW)
+    xdist = ("-n", "2") if place == "xdist" else ()
+    result = run(
+        pytester,
+        "--ntdd",
+        "--ntdd-summary=s.md",
+        "--ntdd-slow-cells=1",
+        *xdist,
+        plugins=("xdist",) if xdist else (),
+        subprocess=bool(xdist),
+    )
+    result.assert_outcomes(passed=1)
+    text = (pytester.path / "s.md").read_text()
+    assert "<summary>Slowest cells</summary>" in text
+    assert re.search(r"\| \d+\.\d\d \| `nb\.ipynb cell 2 \(id the-slow-one\) setup` \|", text)
+    run(pytester, "--ntdd", "--ntdd-summary=plain.md")
+    assert "Slowest" not in (pytester.path / "plain.md").read_text()

@@ -51,6 +51,22 @@ class SlowCells:
         listed = [cell for cell in ranked if cell.seconds >= self.least]
         return listed, len(ranked) - len(listed)
 
+    def markdown(self) -> str:
+        """The list for the job summary (`--ntdd-summary`): a table under the headline."""
+        listed, quicker = self.slowest()
+        if not listed:
+            return ""
+        lines = ["| seconds | cell |", "|---|---|"]
+        lines += [f"| {cell.seconds:.2f} | `{self.named(cell)}` |" for cell in listed]
+        if quicker:
+            lines.append(f"\n{quicker} more under {self.least:g} s not listed.")
+        return (
+            "\n".join(
+                ["<details><summary>Slowest cells</summary>", "", *lines, "", "</details>", ""]
+            )
+            + "\n"
+        )
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
