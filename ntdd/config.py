@@ -54,11 +54,11 @@ def parse_devices(value: object, where: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(devices))
 
 
-def parse_timeout(value: object, where: str) -> float:
+def parse_timeout(value: object, where: str, name: str = "timeout") -> float:
     try:
         seconds = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         seconds = -1.0
     if seconds < 0 or isinstance(value, bool):
-        raise ConfigError(f"{where}: timeout must be a number of seconds >= 0, got {value!r}")
+        raise ConfigError(f"{where}: {name} must be a number of seconds >= 0, got {value!r}")
     return seconds

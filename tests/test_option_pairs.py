@@ -59,6 +59,7 @@ OPTIONS: dict[str, Option] = {
     "untested": Option(("--ntdd-run-untested",)),
     "timeout": Option(("--ntdd-timeout", "300")),
     "threads": Option(("--ntdd-threads", "1")),
+    "slow-cells": Option(("--ntdd-slow-cells", "3")),
     "durations": Option(("--ntdd-store-durations", "durations.json"), ("durations.json",)),
     "cov": Option(("--cov=.", "--cov-report="), (".coverage",), ("pytest_cov",)),
     "junit": Option(("--junit-xml", "junit.xml"), ("junit.xml",)),
@@ -268,6 +269,8 @@ def test_options_together_keep_the_plain_runs_verdicts(
     assert result.ret == pytest.ExitCode.TESTS_FAILED, output
     verdicts = _verdicts(sandbox)
     assert {nodeid: verdicts.get(nodeid) for nodeid in PLAIN} == PLAIN
+    if "slow-cells" in names:  # on the controller too: the workers' cells, named
+        assert "ntdd: slowest 3 notebook cells" in output and ".ipynb cell " in output
     _assert_asked_for_files_say_what_ran(sandbox, names, verdicts)
     asked = {w for name in names for w in OPTIONS[name].writes}
     written = {p.name for p in sandbox.iterdir()} - HARNESS - set(before)

@@ -56,9 +56,10 @@ def with_sources(path: Path, sources: Mapping[int, str], data: bytes) -> bytes:
     return _edited(path, data, edit)
 
 
-# A code cell as a run left it: its outputs (nbformat's shapes), its execution count, and
-# the whole length and SHA-256 of each stream kept as its tail, by name (`streams`).
-RanCell = tuple[list[dict[str, Any]], int, dict[str, dict[str, Any]]]
+# A code cell as a run left it: its outputs (nbformat's shapes), its execution count, the
+# whole length and SHA-256 of each stream kept as its tail, by name (`streams`), and its
+# timing as Jupyter's `metadata.execution` holds it ({}: untimed, the cell's own stays).
+RanCell = tuple[list[dict[str, Any]], int, dict[str, dict[str, Any]], dict[str, str]]
 
 
 def with_outputs(
@@ -76,7 +77,7 @@ def with_outputs(
         cells = notebook["cells"]
         if marker is not None:
             notebook.setdefault("metadata", {})["ntdd"] = marker
-        for index, (outputs, count, shortened) in ran.items():
+        for index, (outputs, count, shortened, execution) in ran.items():
             if index > len(cells):
                 raise NotebookWriteError(f"{path}: has no cell {index} any more")
             cell = cells[index - 1]
@@ -85,6 +86,8 @@ def with_outputs(
             cell["outputs"] = [_counted(output, count) for output in outputs]
             cell["execution_count"] = count
             _mark_shortened(cell, shortened)
+            if execution:
+                _metadata(cell)["execution"] = execution
 
     return _edited(path, data, edit, any_layout=True)
 
@@ -93,9 +96,7 @@ def _mark_shortened(cell: dict[str, Any], shortened: dict[str, dict[str, Any]]) 
     """The cell's `ntdd` metadata says which of its streams are tails, and what the whole
     ones were, so that a check of the notebook compares those, never the tails; a mark
     an earlier write left goes with the outputs it described."""
-    metadata = cell.get("metadata")
-    if not isinstance(metadata, dict):
-        metadata = cell["metadata"] = {}
+    metadata = _metadata(cell)
     ours = metadata.get("ntdd")
     if shortened:
         metadata["ntdd"] = {**(ours if isinstance(ours, dict) else {}), SHORTENED: shortened}
@@ -105,6 +106,13 @@ def _mark_shortened(cell: dict[str, Any], shortened: dict[str, dict[str, Any]]) 
             metadata["ntdd"] = rest
         else:
             del metadata["ntdd"]
+
+
+def _metadata(cell: dict[str, Any]) -> dict[str, Any]:
+    metadata = cell.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = cell["metadata"] = {}
+    return metadata
 
 
 def _counted(output: dict[str, Any], count: int) -> dict[str, Any]:

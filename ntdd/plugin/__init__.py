@@ -90,6 +90,10 @@ def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
         from ntdd.plugin.results.summary import summary_writer
 
         config.pluginmanager.register(summary_writer(config), "ntdd-summary")
+    if settings.slow_cells is not None:
+        from ntdd.plugin.results.slow_cells import slow_cells
+
+        config.pluginmanager.register(slow_cells(config), "ntdd-slow-cells")
     if settings.report is not None:
         from ntdd.plugin.report.writer import report_writer
 

@@ -22,6 +22,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
 from typing import Any, TextIO
 
 import pytest
@@ -50,6 +51,21 @@ class CellRun:
     notes: list[str] = field(default_factory=list)  # outputs with no JSON form, shown by repr
     shortened: dict[str, dict[str, Any]] = field(default_factory=dict)  # streams kept as tails:
     # each one's whole length and SHA-256, by stream name (`Outputs.shortened`)
+    started: str = ""  # when it started and ended, UTC, as Jupyter's timing metadata says it
+    ended: str = ""
+
+    def execution(self) -> dict[str, str]:
+        """The cell's `metadata.execution` as nbclient's `record_timing` (and JupyterLab's
+        "record timing") writes it: the kernel's busy and input messages at its start, its
+        reply and idle at its end; {} for a run that did not time it."""
+        if not (self.started and self.ended):
+            return {}
+        return {
+            "iopub.status.busy": self.started,
+            "iopub.execute_input": self.started,
+            "shell.execute_reply": self.ended,
+            "iopub.status.idle": self.ended,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON data (its outputs were made JSON-safe where they were recorded)."""
@@ -143,7 +159,7 @@ def recorded(
     outputs = cell_outputs.Outputs()
     out, err = _Tee(sys.stdout, "stdout", outputs), _Tee(sys.stderr, "stderr", outputs)
     sys.stdout, sys.stderr = out, err
-    start = time.perf_counter()
+    start, started = time.perf_counter(), _now()
     error = message = ""
     try:
         with cell_outputs.recording(outputs):
@@ -181,8 +197,15 @@ def recorded(
             updates=json_safe(outputs.updates, notes),
             notes=notes,
             shortened=outputs.shortened(),
+            started=started,
+            ended=_now(),
         )
         log.runs.append(run)
+
+
+def _now() -> str:
+    """Now, as a kernel's message header dates it and nbclient writes it."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def as_a_kernel_says(error: BaseException) -> str:

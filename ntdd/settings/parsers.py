@@ -52,7 +52,7 @@ def switch(given: Given) -> bool:
 
 
 def seconds(given: Given) -> float:
-    return parse_timeout(given.value, given.where)
+    return parse_timeout(given.value, given.where, given.name)
 
 
 def devices(given: Given) -> tuple[str, ...]:

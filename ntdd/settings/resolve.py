@@ -92,6 +92,8 @@ class _Resolver:
             durations=self._file(self._given("durations")),
             store_durations=self._file(self._given("store_durations")),
             summary=self._file(self._given("summary")),
+            slow_cells=self.value("slow_cells"),
+            slow_cells_min=self.value("slow_cells_min"),
             report=self._file(report),
             writing=self._writing(),
             threads=self.value("threads"),

@@ -180,6 +180,29 @@ ROWS: tuple[Row, ...] = (
         pyproject="threads",
     ),
     Row(
+        "slow_cells",
+        "count",
+        flag="--ntdd-slow-cells",
+        metavar="N",
+        help="after the run, list the N slowest notebook cells, setup and test: notebook, "
+        "cell number and id, seconds; off by default (ini: ntdd_slow_cells)",
+        ini="ntdd_slow_cells",
+        ini_help="list the N slowest notebook cells after the run",
+        pyproject="slow_cells",
+    ),
+    Row(
+        "slow_cells_min",
+        "seconds",
+        flag="--ntdd-slow-cells-min",
+        metavar="SECONDS",
+        help="list only cells that took at least SECONDS (with --ntdd-slow-cells); "
+        "default 0 (ini: ntdd_slow_cells_min)",
+        ini="ntdd_slow_cells_min",
+        ini_help="the least seconds a cell --ntdd-slow-cells lists took",
+        pyproject="slow_cells_min",
+        default=0.0,
+    ),
+    Row(
         "summary",
         "file",
         flag="--ntdd-summary",

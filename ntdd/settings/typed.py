@@ -74,6 +74,8 @@ class Settings:
     durations: File | None = None  # the durations file that balances the shards
     store_durations: File | None = None  # where the run records its durations
     summary: File | None = None  # where the run appends its Markdown summary
+    slow_cells: int | None = None  # `--ntdd-slow-cells N`: the cells listed; None: none
+    slow_cells_min: float = 0.0  # the least seconds a listed cell took
     report: File | None = None  # where the run writes its HTML report
     writing: Writing | None = None  # notebooks written back as they ran; None: not written
     threads: int | None = None  # `--ntdd-threads N`: each xdist worker's; None: auto

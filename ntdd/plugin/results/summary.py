@@ -72,6 +72,9 @@ class SummaryWriter:
         failed = exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         seconds = time.monotonic() - self.started
         text = render(self.title, counts, problems, seconds, failed=failed)
+        slow = self.config.pluginmanager.get_plugin("ntdd-slow-cells")  # `--ntdd-slow-cells`
+        if slow is not None:  # its cells, gathered where the ledger ran before this hook
+            text += slow.markdown()
         results_files.write(session, "--ntdd-summary", self.path, lambda: self._append(text))
 
     def _append(self, text: str) -> None:

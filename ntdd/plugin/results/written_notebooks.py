@@ -40,13 +40,13 @@ OPTION = "--ntdd-write-notebooks"
 
 
 def as_written(run: NotebookRun) -> dict[int, RanCell]:
-    """The cells' outputs and execution counts, counted in notebook order as Run All
-    counts them; a cell of test functions defines them, which shows nothing."""
+    """The cells' outputs, execution counts and timing, counted in notebook order as Run
+    All counts them; a cell of test functions defines them, which shows nothing."""
     runs = [run for _, run in sorted(run.ran().items())]
     return {
-        run.index: (run.outputs, count, run.shortened)
+        run.index: (run.outputs, count, run.shortened, run.execution())
         if run.test != "functions"
-        else ([], count, {})
+        else ([], count, {}, run.execution())
         for count, run in enumerate(runs, start=1)
     }
 
