@@ -93,6 +93,16 @@ def test_a_count_below_one_is_refused_by_name(notebook: Any, pytester: pytest.Py
     )
 
 
+def test_a_bad_least_time_is_refused_naming_its_setting(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    notebook(SLOW)
+    result = run(pytester, "--ntdd", "--ntdd-slow-cells=3", "--ntdd-slow-cells-min=soon")
+    assert result.ret != 0
+    said = result.stdout.str() + result.stderr.str()
+    assert "--ntdd-slow-cells-min: slow_cells_min must be a number of seconds >= 0" in said
+
+
 @pytest.mark.parametrize("place", ["serial", "xdist"])
 def test_a_notebook_written_back_carries_each_cells_timing_as_jupyter_writes_it(
     notebook: Any, pytester: pytest.Pytester, place: str
