@@ -14,6 +14,7 @@ from ntdd.defaults import (
     DEFAULT_SMOKE_BATCHES,
     DEFAULT_SMOKE_EPOCHS,
     DEFAULT_SMOKE_EXAMPLES,
+    DEFAULT_SMOKE_MIN_SECONDS,
     DEFAULT_SMOKE_NAMES,
 )
 from ntdd.errors import ConfigError
@@ -27,14 +28,20 @@ class Smoke:
     epochs: int = DEFAULT_SMOKE_EPOCHS  # a training loop's passes
     examples: int = DEFAULT_SMOKE_EXAMPLES  # a Dataset's examples a pass of a training loop
     names: tuple[str, ...] = DEFAULT_SMOKE_NAMES  # integers of these names: at most `epochs`
+    min_seconds: float = DEFAULT_SMOKE_MIN_SECONDS  # what a cut must save, else none
 
     def describe(self) -> str:
         """The caps, as the header and the report say them."""
         return (
-            f"a DataLoader yields at most {self.batches} batch(es) a pass, a training loop "
-            f"runs at most {self.epochs} time(s), and so do {', '.join(self.names)}; "
-            f"a Dataset a training loop iterates itself yields at most {self.examples} "
-            "example(s) a pass"
+            f"a DataLoader yields at most {self.batches} batch(es) a pass, its last among them, "
+            f"a training loop runs at most {self.epochs} time(s), its last among them, and "
+            f"so do {', '.join(self.names)}; a Dataset a training loop iterates itself yields "
+            f"at most {self.examples} example(s) a pass; "
+            + (
+                f"each only where the passes it skips would take {self.min_seconds:g} s or more"
+                if self.min_seconds
+                else "each however short"
+            )
         )
 
 

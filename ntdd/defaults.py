@@ -13,6 +13,9 @@ DEFAULT_SMOKE_BATCHES = 4
 DEFAULT_SMOKE_EPOCHS = 2
 DEFAULT_SMOKE_EXAMPLES = 16
 DEFAULT_SMOKE_NAMES = ("epochs", "num_epochs", "n_epochs", "max_epochs", "max_steps", "max_iters")
+# A loop or a DataLoader's pass is cut only where the rest of it would take at least this
+# long (seconds, estimated from its first passes): a short training is run in full.
+DEFAULT_SMOKE_MIN_SECONDS = 1.0
 # Output checks (`--ntdd-outputs`): the significant digits the floats normaliser keeps, and
 # the largest perceptual distance between a saved figure and the fresh one that passes.
 DEFAULT_FLOAT_DIGITS = 6

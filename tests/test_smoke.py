@@ -30,6 +30,7 @@ SETUP = (
     "loader = DataLoader(TensorDataset(X, y), batch_size=10)\n"
     "model = nn.Linear(2, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)"
 )
+SMOKE = ("--ntdd-smoke", "--ntdd-smoke-min-seconds", "0")  # every cut made, however short
 STEP = "opt.zero_grad()\nnn.functional.cross_entropy(model(X), y).backward()\nopt.step()"
 
 
@@ -55,10 +56,12 @@ def test_a_dataloader_made_in_a_helper_module_yields_k_batches_and_its_len_agree
             "# TEST: a test's own pass is capped too\nassert sum(1 for _ in loader) == 3",
         ]
     )
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-batches", "3", "nb.ipynb")
+    result = run(pytester, "--ntdd", *SMOKE, "--ntdd-smoke-batches", "3", "nb.ipynb")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
-        ["*nb.ipynb (setup cell 1*), line 3: a DataLoader's pass cut to 3 of 100 batches"]
+        [
+            "*nb.ipynb (setup cell 1*), line 3: a DataLoader's pass cut to 3 of 100 batches (its first and its last)"
+        ]
     )
     full = run(pytester, "--ntdd", "nb.ipynb")
     full.assert_outcomes(failed=2)  # without the option: all 100 batches
@@ -76,13 +79,15 @@ def test_a_training_loop_in_a_function_the_cell_defines_and_calls_runs_e_times(
             "        epochs_seen.append(epoch)\n"
             "    return epochs_seen\n\n\n"
             "seen = train([])",
-            "# TEST: two epochs\nassert seen == [0, 1]",
+            "# TEST: the first epoch and the last\nassert seen == [0, 499]",
         ]
     )
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+    result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["*nb.ipynb (setup cell 2*), line 2: a training loop stopped after 2 of 500"]
+        [
+            "*nb.ipynb (setup cell 2*), line 2: a training loop cut to 2 of 500 passes (its first and its last)"
+        ]
     )
 
 
@@ -95,10 +100,10 @@ def test_tqdm_over_a_range_and_trange_run_e_times(notebook: Any, pytester: pytes
             f"{indented(STEP, 4)}\n    first.append(epoch)\n"
             "for epoch in trange(10, 300, 10, leave=False):\n"
             f"{indented(STEP, 4)}\n    second.append(epoch)",
-            "# TEST: three epochs of each\nassert first == [0, 1, 2] and second == [10, 20, 30]",
+            "# TEST: two epochs and the last of each\nassert first == [0, 1, 299] and second == [10, 20, 290]",
         ]
     )
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-epochs", "3", "nb.ipynb")
+    result = run(pytester, "--ntdd", *SMOKE, "--ntdd-smoke-epochs", "3", "nb.ipynb")
     result.assert_outcomes(passed=1)
 
 
@@ -116,7 +121,7 @@ def test_a_loop_over_batches_inside_an_epoch_loop_runs_k_times(
             "# TEST: two epochs of four batches\nassert steps == 8",
         ]
     )
-    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)
+    run(pytester, "--ntdd", *SMOKE, "nb.ipynb").assert_outcomes(passed=1)
 
 
 def test_a_loop_whose_body_trains_only_through_what_it_calls_is_capped_as_it_runs(
@@ -134,7 +139,7 @@ def test_a_loop_whose_body_trains_only_through_what_it_calls_is_capped_as_it_run
             "assert len(epochs) == 2 and len(evaluated) == 5 and len(printed) == 20",
         ]
     )
-    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)
+    run(pytester, "--ntdd", *SMOKE, "nb.ipynb").assert_outcomes(passed=1)
 
 
 def test_a_loop_that_calls_backward_through_helpers_the_cell_defines_is_capped(
@@ -156,10 +161,10 @@ def test_a_loop_that_calls_backward_through_helpers_the_cell_defines_is_capped(
     pytester.makeconftest("import builtins, os\nbuiltins.STEPS = int(os.environ['STEPS'])\n")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("STEPS", "2")
-        result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+        result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb")
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(
-            ["*nb.ipynb (setup cell 2*), line 17: a training loop stopped after 2 of 300"]
+            ["*nb.ipynb (setup cell 2*), line 17: a training loop cut to 2 of 300 passes*"]
         )
         patch.setenv("STEPS", "300")
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
@@ -193,18 +198,20 @@ def test_a_dataset_a_training_loop_iterates_itself_yields_the_smoke_examples_a_p
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPECTED", "10,14,5,640")  # two epochs of 5 examples, the subset's 5
-        result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-smoke-examples", "5", "nb.ipynb")
+        result = run(pytester, "--ntdd", *SMOKE, "--ntdd-smoke-examples", "5", "nb.ipynb")
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(
             [
                 "ntdd: smoke mode capped:",
-                "*(setup cell 2*), line 8: a training loop stopped after 2 of 3",
-                "*(setup cell 2*), line 9: a Dataset's pass cut to 5 of 640 examples (2 times)",
-                "*(setup cell 2*), line 16: a Dataset's pass cut to 5 of 100 examples",
+                "*(setup cell 2*), line 8: a training loop cut to 2 of 3 passes (its first and its last)",
+                "*(setup cell 2*), line 9: a Dataset's pass cut to 5 of 640 examples (its first and its last) (2 times)",
+                "*(setup cell 2*), line 16: a Dataset's pass cut to 5 of 100 examples (its first and its last)",
             ]
         )
         patch.setenv("EXPECTED", "6,14,3,640")
-        pytester.makepyprojecttoml("[tool.ntdd]\nsmoke = true\nsmoke_examples = 3\n")
+        pytester.makepyprojecttoml(
+            "[tool.ntdd]\nsmoke = true\nsmoke_examples = 3\nsmoke_min_seconds = 0\n"
+        )
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
         patch.setenv("EXPECTED", "8,14,4,640")
         run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke_examples=4").assert_outcomes(passed=1)
@@ -234,7 +241,7 @@ def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop
     )
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPECTED", "2,2,2")
-        result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+        result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb")
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(
             [
@@ -244,7 +251,7 @@ def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop
         )
         patch.setenv("EXPECTED", "2,5,5")  # the parameter wins, over the cap too
         pinned = ("--ntdd-param", "num_epochs=5")
-        run(pytester, "--ntdd", "--ntdd-smoke", *pinned, "nb.ipynb").assert_outcomes(passed=1)
+        run(pytester, "--ntdd", *SMOKE, *pinned, "nb.ipynb").assert_outcomes(passed=1)
         patch.setenv("EXPECTED", "30,40,40")
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
 
@@ -261,7 +268,7 @@ def test_a_notebook_with_nothing_to_cap_runs_as_without_the_option_and_no_file_c
         ]
     )
     before = sha(path)
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb")
+    result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["ntdd: smoke mode was on and capped nothing: *"])
     assert sha(path) == before
@@ -281,7 +288,7 @@ def test_a_full_run_test_is_skipped_with_its_reason_in_smoke_mode_only(
             "# TEST: a finite loss\nassert nn.functional.cross_entropy(model(X), y).isfinite()",
         ]
     )
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb", "-rs")
+    result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb", "-rs")
     result.assert_outcomes(passed=1, skipped=1)
     result.stdout.fnmatch_lines(
         ["SKIPPED*nb.ipynb*needs the full run: skipped in smoke mode (--ntdd-smoke)"]
@@ -294,20 +301,23 @@ def test_the_header_and_the_report_say_smoke_mode_ran_and_what_it_capped_where(
 ) -> None:
     pytest.importorskip("nbconvert")
     notebook([SETUP, f"for epoch in range(100):\n{indented(STEP, 4)}", "# TEST\nassert True"])
-    result = run(pytester, "--ntdd", "--ntdd-smoke", "--ntdd-report", "report.html", "nb.ipynb")
+    result = run(pytester, "--ntdd", *SMOKE, "--ntdd-report", "report.html", "nb.ipynb")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "ntdd: smoke mode: a DataLoader yields at most 4 batch(es) a pass, a training loop "
-            "runs at most 2 time(s), and so do epochs, *; tests marked @full_run are skipped",
+            "ntdd: smoke mode: a DataLoader yields at most 4 batch(es) a pass, its last among "
+            "them, a training loop runs at most 2 time(s), its last among them, and so do "
+            "epochs, *; each however short; tests marked @full_run are skipped",
             "*",
             "ntdd: smoke mode capped:",
-            "  nb.ipynb (setup cell 2*), line 1: a training loop stopped after 2 of 100",
+            "  nb.ipynb (setup cell 2*), line 1: a training loop cut to 2 of 100 passes*",
         ]
     )
     page = (pytester.path / "report.html").read_text(encoding="utf-8")
     assert "smoke mode capped" in page
-    assert "nb.ipynb (setup cell 2, id " in page and "line 1: a training loop stopped" in page
+    assert (
+        "nb.ipynb (setup cell 2, id " in page and "line 1: a training loop cut to 2 of 100" in page
+    )
 
 
 @pytest.mark.parametrize("how", ["collected", "exported"])
@@ -323,7 +333,7 @@ def test_with_nothing_to_cap_the_header_still_says_smoke_mode_is_on_and_the_end_
         assert export(path) == 0
         target = "test_nb.py"
     args = ("--ntdd",) if how == "collected" else ()
-    result = run(pytester, *args, "--ntdd-smoke", target)
+    result = run(pytester, *args, *SMOKE, target)
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
@@ -346,7 +356,9 @@ def test_smoke_mode_comes_from_the_ini_or_pyproject_and_a_bad_cap_is_a_usage_err
     pytester.makeconftest("import builtins, os\nbuiltins.CAP = int(os.environ.get('CAP', '64'))\n")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CAP", "5")
-        pytester.makepyprojecttoml("[tool.ntdd]\nsmoke = true\nsmoke_batches = 5\n")
+        pytester.makepyprojecttoml(
+            "[tool.ntdd]\nsmoke = true\nsmoke_batches = 5\nsmoke_min_seconds = 0\n"
+        )
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
         patch.setenv("CAP", "6")
         run(pytester, "--ntdd", "nb.ipynb", "-o", "ntdd_smoke_batches=6").assert_outcomes(passed=1)
@@ -372,7 +384,7 @@ def test_the_cap_never_outlives_the_session_nor_reaches_tests_that_are_not_a_not
         "    assert len(DataLoader(range(100), batch_size=10)) == 10\n"
         "    assert sum(1 for _ in DataLoader(range(100), batch_size=10)) == 10\n"
     )
-    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb", "test_plain.py").assert_outcomes(passed=2)
+    run(pytester, "--ntdd", *SMOKE, "nb.ipynb", "test_plain.py").assert_outcomes(passed=2)
     assert (torch.utils.data.DataLoader.__iter__, torch.utils.data.DataLoader.__len__) == original
 
 
@@ -382,14 +394,12 @@ def test_under_xdist_each_worker_caps_and_the_controller_lists_the_caps(
 ) -> None:
     for name in ("a.ipynb", "b.ipynb"):
         notebook([SETUP, "seen = sum(1 for _ in loader)", "# TEST\nassert seen == 4"], name)
-    result = run(
-        pytester, "--ntdd", "--ntdd-smoke", "-n", "2", "a.ipynb", "b.ipynb", plugins=["xdist"]
-    )
+    result = run(pytester, "--ntdd", *SMOKE, "-n", "2", "a.ipynb", "b.ipynb", plugins=["xdist"])
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines_random(
         [
-            "  a.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches",
-            "  b.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches",
+            "  a.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches*",
+            "  b.ipynb (setup cell 2*), line 1: a DataLoader's pass cut to 4 of 64 batches*",
         ]
     )
 
@@ -409,6 +419,7 @@ def test_ntdd_faults_in_smoke_mode_still_catches_a_training_bug(
         ]
     )
     assert Request(("nb.ipynb",), smoke=True).pytest_args()[-1] == "--ntdd-smoke"
+    pytester.makepyprojecttoml("[tool.ntdd]\nsmoke_min_seconds = 0\n")
     code = ntdd_main(["faults", str(path), "--smoke", "--faults", "lr0", "--json"])
     assert code == 0, capsys.readouterr()
     assert '"caught"' in capsys.readouterr().out
@@ -443,6 +454,7 @@ def test_a_bug_that_needs_more_steps_than_smoke_mode_runs_survives_it_as_written
     written = notebook(
         [STALE_SETUP, STALE_TRAINING.replace("opt.zero_grad()", "pass"), STALE_TEST], "bug.ipynb"
     )
+    pytester.makepyprojecttoml("[tool.ntdd]\nsmoke_min_seconds = 0\n")
     verdicts = []
     for smoke_mode in ((), ("--smoke",)):
         ntdd_main(["faults", str(clean), *smoke_mode, "--faults", "stale_grad", "--json"])
@@ -450,4 +462,4 @@ def test_a_bug_that_needs_more_steps_than_smoke_mode_runs_survives_it_as_written
         verdicts.append(fault["status"])
     assert verdicts == ["caught", "survived"]
     run(pytester, "--ntdd", written.name).assert_outcomes(failed=1)
-    run(pytester, "--ntdd", "--ntdd-smoke", written.name).assert_outcomes(passed=1)
+    run(pytester, "--ntdd", *SMOKE, written.name).assert_outcomes(passed=1)

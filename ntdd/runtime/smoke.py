@@ -5,22 +5,32 @@ notebook file) is never touched; a cell with nothing to cap compiles as it
 always does (`compile_cell` returns None). What is capped:
 
 - a `for` loop over `range(n)`, `tqdm(range(n))` or `trange(n)`, at the cell's
-  top level or at the top level of a function the cell defines and calls,
-  whose body trains: it calls `.backward()` or `.step()`, itself or through a
-  function the cell defines (then it is sure), or it iterates a DataLoader or
-  steps an optimizer through the code it calls (seen as it runs, by
-  `ntdd.runtime.smoke_run`). It runs at most the run's epochs times; such a
-  loop inside one (a hand-written loop over batches) at most its batches
-  times;
+  top level or at the top level of a function the cell defines (or a method
+  of a class it defines), whose body trains: it calls `.backward()` or
+  `.step()`, itself or through a function the cell defines (then it is
+  sure), or it iterates a DataLoader or steps an optimizer through the code
+  it calls (seen as it runs, by `ntdd.runtime.smoke_run`). It runs its first
+  passes and its last, at most the run's epochs in all; such a loop inside
+  one (a hand-written loop over batches) at most its batches. A loop whose
+  pass makes an optimizer is a loop over trainings, not a training's passes,
+  and runs in full; so does one whose skipped passes would take less than
+  the run's `min_seconds` (`ntdd.runtime.smoke_loops`);
 - a `for` loop over a `torch.utils.data.Dataset` itself, not a DataLoader
   (`for x, y in train_set:`, a `Subset` too), that trains the same way: at
   the top level where its body surely trains, or inside a training loop. It
-  sees at most the run's examples a pass, the first ones, as a `Subset` of
-  them would; any other iterable runs as written;
+  sees at most the run's examples a pass, the first ones and the last, as a
+  `Subset` of them would; any other iterable runs as written;
 - an integer literal given to one of the smoke names (`max_epochs=10`,
-  `num_epochs = 200`, `def train(epochs=100)`): at most the epochs;
+  `num_epochs = 200`, `def train(epochs=100)`): at most the epochs; a capped
+  loop over `range()` of it meets the notebook's last value;
 - none of these where a test-only parameter of the run (`--ntdd-param`) is named:
   the parameter pins it.
+
+Each block inside a capped loop's body (an `if`'s branches, an inner loop's
+body, an `except`) notes that it ran, so that the summary names those a cut
+loop never ran. And `len(dataset)` divided into a sum (`total /
+len(loader.dataset)`) reads the examples of the pass smoke mode cut, so that
+a mean stays a mean.
 
 The capped code calls `ntdd.runtime.smoke_loops` as it runs; each of its
 helpers notes what it cut, at the cell and line, in the active smoke run.
@@ -30,7 +40,7 @@ from __future__ import annotations
 
 import ast
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -96,21 +106,15 @@ class _Capping:
         self.trainers: frozenset[str] = frozenset()  # the cell's functions that train
 
     def visit_cell(self, tree: ast.Module) -> ast.Module:
-        called = {
-            node.func.id
-            for node in ast.walk(tree)
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        }
         self.trainers = _trainers(tree.body)
         self._body(tree.body, depth=0)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self._defaults(node.args)
-                if node.name in called:
-                    self._body(node.body, depth=0)
+        for function in _functions(tree.body):
+            self._defaults(function.args)
+            self._body(function.body, depth=0)
         for each in ast.walk(tree):
             if isinstance(each, ast.Call):
                 self._keywords(each)
+        self._divisions(tree)
         return tree
 
     def _where(self, node: ast.AST) -> str:
@@ -119,11 +123,14 @@ class _Capping:
     def _body(self, body: list[ast.stmt], depth: int) -> None:
         """Loops of a block, and the assignments of its smoke names; not into defs."""
         for node in body:
-            capped = (
-                isinstance(node, ast.For) and self._trains(node) and self._cap_loop(node, depth)
+            blocks = (
+                self._cap_loop(node, depth)
+                if isinstance(node, ast.For) and self._trains(node)
+                else None
             )
-            if capped and isinstance(node, ast.For):
+            if blocks is not None and isinstance(node, ast.For):
                 self._body(node.body, depth + 1)
+                blocks.elts = [ast.Constant(where) for where in _watch(node.body, self._where)]
                 continue
             if isinstance(node, ast.Assign) and depth == 0:
                 self._assignment(node)
@@ -141,21 +148,24 @@ class _Capping:
         """A body that calls `.backward()` or `.step()`, or a function of the cell that does."""
         return _calls_training(node.body, self.trainers)
 
-    def _cap_loop(self, node: ast.For, depth: int) -> bool:
-        """Cap a loop over a range (or tqdm's), or over what may be a Dataset; whether it was."""
+    def _cap_loop(self, node: ast.For, depth: int) -> ast.Tuple | None:
+        """Cap a loop over a range (or tqdm's), or over what may be a Dataset: the tuple
+        of its blocks' places, filled once its body is capped; None where it is not."""
         if depth > 1:
-            return False
+            return None
         cap = self.caps.epochs if depth == 0 else self.caps.batches
         found = _range_call(node.iter)
         if found is None:
             return self._cap_examples(node, depth)
         if self._pins(found[1]):
-            return False
+            return None
         kind, call = found
+        blocks = ast.Tuple([], ast.Load())
         arguments = [
             ast.Constant(cap),
             ast.Constant(self._where(node)),
             ast.Constant(self._sure(node)),
+            blocks,
         ]
         if kind == "trange":
             node.iter = _calling(
@@ -167,22 +177,51 @@ class _Capping:
             )
         elif kind == "tqdm":
             inner = call.args[0]
-            call.args[0] = _calling("loop", inner, arguments[0], arguments[1], arguments[2])
+            assert isinstance(inner, ast.Call)  # `_range_call` found `range(...)` there
+            call.args[0] = _ranging(inner, arguments)
         else:
-            node.iter = _calling("loop", call, *arguments)
+            node.iter = _ranging(call, arguments)
         self.changed = True
-        return True
+        return blocks
 
-    def _cap_examples(self, node: ast.For, depth: int) -> bool:
+    def _cap_examples(self, node: ast.For, depth: int) -> ast.Tuple | None:
         """`for x, y in train_set:` in a training loop, or one that surely trains: capped as it
         runs where it iterates a Dataset (`examples`)."""
         sure = self._sure(node)
         if not (sure or depth == 1) or self._pins(node.iter):
-            return False
+            return None
+        blocks = ast.Tuple([], ast.Load())
         arguments = [ast.Constant(self.caps.examples), ast.Constant(self._where(node))]
-        node.iter = _calling("examples", node.iter, *arguments, ast.Constant(sure))
+        node.iter = _calling("examples", node.iter, *arguments, ast.Constant(sure), blocks)
         self.changed = True
-        return True
+        return blocks
+
+    def _divisions(self, tree: ast.Module) -> None:
+        """`total / len(loader.dataset)`: the length of what a cut pass yielded."""
+        for node in ast.walk(tree):
+            if isinstance(node, ast.BinOp) and isinstance(node.op, DIVIDES):
+                node.right = self._lengths(node.right)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.op, DIVIDES):
+                node.value = self._lengths(node.value)
+
+    def _lengths(self, node: ast.expr) -> ast.expr:
+        """*node* with each `len(x)` in it read by `smoke_loops.length`."""
+        if _is_len(node):
+            assert isinstance(node, ast.Call)
+            self.changed = True
+            said = ast.Constant(ast.unparse(node))
+            found = _calling("length", node.args[0], ast.Constant(self._where(node)), said)
+            return ast.copy_location(found, node)
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, ast.expr):
+                setattr(node, name, self._lengths(value))
+            elif isinstance(value, list):
+                setattr(
+                    node,
+                    name,
+                    [self._lengths(v) if isinstance(v, ast.expr) else v for v in value],
+                )
+        return node
 
     def _pins(self, call: ast.expr) -> bool:
         """Whether a test-only parameter sets the loop's length."""
@@ -220,6 +259,66 @@ class _Capping:
         ):
             if given is not None:
                 arguments.kw_defaults[at] = self._capped(given, argument.arg)
+
+
+DIVIDES = (ast.Div, ast.FloorDiv)
+BLOCKS = ("body", "orelse", "finalbody")
+
+
+def _functions(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The functions a cell defines at its top level, and the methods of its classes."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node
+        elif isinstance(node, ast.ClassDef):
+            yield from _functions(node.body)
+
+
+def _is_len(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not isinstance(node.args[0], ast.Starred)
+        and not node.keywords
+    )
+
+
+def _watch(body: list[ast.stmt], where: Callable[[ast.AST], str]) -> list[str]:
+    """The places of the blocks nested in a loop's *body* (not into functions or classes),
+    each now starting with a call that notes it ran (once, where loops nest)."""
+    places: list[str] = []
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        blocks = [getattr(node, name, None) for name in BLOCKS]
+        blocks += [handler.body for handler in getattr(node, "handlers", [])]
+        blocks += [case.body for case in getattr(node, "cases", [])]
+        for block in blocks:
+            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+                continue
+            first = block[0]
+            place = getattr(first, MARKED, None)
+            if place is None:
+                place = where(first)
+                marker = ast.copy_location(
+                    ast.Expr(_calling("reached", ast.Constant(place))), first
+                )
+                setattr(marker, MARKED, place)
+                block.insert(0, marker)
+            places.append(place)
+            places.extend(_watch(block[1:], where))
+    return places
+
+
+MARKED = "_ntdd_reached"  # on a block's first statement: the note that it ran, and where
+
+
+def _ranging(call: ast.Call, arguments: list[ast.expr]) -> ast.Call:
+    """`range(a, b)` as `smoke_loops.loop(range, (a, b), ...)`: it sees the arguments, so a
+    capped epoch count still has its notebook's value."""
+    return _calling("loop", call.func, ast.Tuple(call.args, ast.Load()), *arguments)
 
 
 def _calls_training(body: list[ast.stmt], trainers: frozenset[str]) -> bool:

@@ -13,26 +13,44 @@ once torch is imported (at once, or when a cell imports it), and is undone
 when the run closes at the session's end. A forked child (`ntdd faults`)
 inherits it with the rest of the process.
 
-What was cut is noted by the notebook's cell and line, for the terminal's
-summary and the report.
+A pass is cut to its first batches and its last one (the short one, where
+there is one), and only where the rest of it would take long enough to be
+worth it: the first pass of each DataLoader decides for the test, so that
+its `len()` agrees with every pass after it. What was cut, and what was
+left alone, is noted by the notebook's cell and line, for the terminal's
+summary and the report; so are the blocks of a cut loop's body that never
+ran.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
 import sys
+import time
 import types
-from collections.abc import Callable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from ntdd.config import Smoke
 
 LOADER_MODULE = "torch.utils.data.dataloader"
 OPTIMIZER_MODULE = "torch.optim.optimizer"
+LEFT_ALONE = "left alone: "  # a note of training smoke mode saw and did not cut
+NEVER_RAN = "never ran in smoke mode: a block inside a loop smoke mode cut"
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The last pass over a Dataset, where smoke mode cut it: the examples it yielded."""
+
+    examples: int | None  # None: its batches' sizes are unknown
 
 
 class SmokeRun:
@@ -43,6 +61,11 @@ class SmokeRun:
         self.work = 0  # DataLoader passes and optimizer steps, while active
         self.notes: list[tuple[str, str]] = []  # (where, what was cut), until taken
         self.runtime: Any = None  # the notebook whose test runs: it names its cells
+        self.loops: list[Any] = []  # the capped loops running now, outermost first
+        self.watched: dict[str, None] = {}  # the blocks inside the loops cut, in order
+        self.reached: set[str] = set()  # the blocks inside capped loops that ran
+        self._cuts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+        self._passes: dict[int, tuple[Any, Pass]] = {}  # id(dataset): its last cut pass
         self._undo: list[Callable[[], None]] = []
         self._finder: _PatchOnImport | None = None
         self._hooked = False  # the optimizers' step hook is in
@@ -78,6 +101,9 @@ class SmokeRun:
             yield
         finally:
             self.runtime = None
+            self.loops.clear()
+            self._cuts.clear()
+            self._passes.clear()
             ACTIVE.reset(token)
 
     def _patch(self, module: types.ModuleType) -> None:
@@ -97,7 +123,9 @@ class SmokeRun:
         def __len__(self: Any) -> int:
             total: int = original_len(self)
             active = ACTIVE.get()
-            return total if active is None else min(total, active.caps.batches)
+            if active is None or not active.cuts(self):
+                return total
+            return min(total, active.caps.batches)
 
         loader.__iter__, loader.__len__ = __iter__, __len__
         loader._ntdd_smoke = True
@@ -107,23 +135,38 @@ class SmokeRun:
         self._hook_optimizers()
 
     def _hook_optimizers(self) -> None:
-        """Every optimizer's step counts as training work (torch's global step hook)."""
+        """Every optimizer's step counts as training work (torch's global step hook), and
+        every optimizer made starts a training (in the loops that run now)."""
         optim = sys.modules.get(OPTIMIZER_MODULE)
         hook = getattr(optim, "register_optimizer_step_post_hook", None)
-        if hook is not None and not self._hooked:
-            self._hooked = True
-            handle = hook(_stepped)
+        optimizer = getattr(optim, "Optimizer", None)
+        if hook is None or not isinstance(optimizer, type) or self._hooked:
+            return
+        self._hooked = True
+        handle = hook(_stepped)
+        made: Any = optimizer
+        original_init = made.__init__
 
-            def unhook() -> None:
-                handle.remove()
-                self._hooked = False
+        @functools.wraps(original_init)
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            original_init(self, *args, **kwargs)
+            active = ACTIVE.get()
+            for running in active.loops if active is not None else ():
+                running.made = True
 
-            self._undo.append(unhook)
+        made.__init__ = __init__
+
+        def unhook() -> None:
+            handle.remove()
+            made.__init__ = original_init
+            self._hooked = False
+
+        self._undo.append(unhook)
 
     # -- what the caps do while active ---------------------------------------
 
     def batches(self, loader: Any, iterator: Iterator[Any], length: Callable[[Any], int]) -> Any:
-        """A DataLoader's pass: all of it, or its first batches, with a note of the cut."""
+        """A DataLoader's pass: all of it, or its first batches and its last, with a note."""
         self.work += 1
         try:
             total: int | None = length(loader)
@@ -131,27 +174,66 @@ class SmokeRun:
             total = None
         if total is not None and total <= self.caps.batches:
             return iterator
-        return self._cut(iterator, total)
+        if self._cuts.get(loader) is False:
+            return iterator  # its first pass was too short to cut: so is this one
+        return self._cut(loader, iterator, total)
 
-    def _cut(self, iterator: Iterator[Any], total: int | None) -> Iterator[Any]:
-        for _ in range(self.caps.batches):
+    def cuts(self, loader: Any) -> bool:
+        """Whether *loader*'s passes are cut: decided by its first pass, or by the setting."""
+        return self._cuts.get(loader, not self.caps.min_seconds)
+
+    def _cut(self, loader: Any, iterator: Iterator[Any], total: int | None) -> Iterator[Any]:
+        kept = max(self.caps.batches - 1, 1)
+        started = time.perf_counter()
+        examples: int | None = 0
+        for _ in range(kept):
             try:
                 batch = next(iterator)
             except StopIteration:
                 return
+            examples = _plus(examples, batch)
             yield batch
+        where = self.place(sys._getframe(1))
+        if total is not None and loader not in self._cuts:
+            rest = (time.perf_counter() - started) / kept * (total - self.caps.batches)
+            self._cuts[loader] = rest >= self.caps.min_seconds
+            if not self._cuts[loader]:
+                self.note(where, _short("a DataLoader's passes", rest, self.caps.min_seconds))
+                yield from iterator
+                return
+        if self.caps.batches > 1:
+            last = _last_batch(loader, iterator)
+            if last is not _NONE:
+                examples = _plus(examples, last)
+                yield last
         of = f" of {total}" if total is not None else ""
-        self.note(
-            self.place(sys._getframe(1)),
-            f"a DataLoader's pass cut to {self.caps.batches}{of} batches",
-        )
+        kept_last = " (its first and its last)" if self.caps.batches > 1 else ""
+        self.note(where, f"a DataLoader's pass cut to {self.caps.batches}{of} batches{kept_last}")
+        self.passed(getattr(loader, "dataset", None), examples)
+
+    def passed(self, dataset: Any, examples: int | None) -> None:
+        """A pass over *dataset* was cut: `len()` divided into its sum reads *examples*."""
+        if dataset is not None:
+            self._passes[id(dataset)] = (dataset, Pass(examples))
+
+    def seen(self, dataset: Any) -> Pass | None:
+        """The last pass over *dataset* this test, where smoke mode cut it; else None."""
+        found = self._passes.get(id(dataset))
+        return found[1] if found is not None and found[0] is dataset else None
+
+    def watch(self, blocks: Sequence[str]) -> None:
+        """The blocks of a loop smoke mode cut: each that never runs is named."""
+        self.watched.update(dict.fromkeys(blocks))
 
     def note(self, where: str, what: str) -> None:
         self.notes.append((where, what))
 
     def take(self) -> list[tuple[str, str]]:
-        """The notes made since the last take, for one report."""
-        taken, self.notes = self.notes, []
+        """The notes made since the last take, for one report, with the blocks of the
+        loops cut that never ran."""
+        never = [(where, NEVER_RAN) for where in self.watched if where not in self.reached]
+        taken, self.notes = [*self.notes, *never], []
+        self.watched, self.reached = {}, set()
         return taken
 
     def place(self, frame: types.FrameType | None) -> str:
@@ -173,6 +255,60 @@ def _stepped(*_args: Any) -> None:
     active = ACTIVE.get()
     if active is not None:
         active.work += 1
+
+
+def _short(what: str, rest: float, least: float) -> str:
+    return (
+        f"{LEFT_ALONE}{what} would save about {rest:.2g} s if cut, under {least:g} s "
+        "(--ntdd-smoke-min-seconds)"
+    )
+
+
+_NONE = object()
+
+
+def _last_batch(loader: Any, iterator: Any) -> Any:
+    """The last batch of the pass *iterator* makes, fetched without the ones between: its
+    sampler's last indices, through the loader's dataset and collate function."""
+    indices = getattr(iterator, "_sampler_iter", None)
+    data = sys.modules.get("torch.utils.data")
+    iterable = getattr(data, "IterableDataset", None)
+    if indices is None or (isinstance(iterable, type) and isinstance(loader.dataset, iterable)):
+        return _last_of(iterator)
+    last = _last_of(indices)
+    if last is _NONE:  # every index handed out already (to the workers): the batches left
+        return _last_of(iterator)
+    fetcher = getattr(iterator, "_dataset_fetcher", None)
+    if fetcher is not None:
+        return fetcher.fetch(last)
+    dataset, collate = loader.dataset, loader.collate_fn
+    if getattr(loader, "batch_sampler", None) is None:
+        return collate(dataset[last])
+    return collate([dataset[i] for i in last])
+
+
+def _last_of(iterator: Iterator[Any]) -> Any:
+    """What *iterator* yields last, the rest passed over; `_NONE` where it yields nothing."""
+    found = collections.deque(iterator, maxlen=1)
+    return found[0] if found else _NONE
+
+
+def _plus(examples: int | None, batch: Any) -> int | None:
+    size = _examples_in(batch)
+    return None if examples is None or size is None else examples + size
+
+
+def _examples_in(batch: Any) -> int | None:
+    """How many examples a collated batch holds: its first tensor's first dimension."""
+    shape = getattr(batch, "shape", None)
+    if shape is not None:
+        return int(shape[0]) if len(shape) else None
+    if isinstance(batch, Mapping):
+        batch = list(batch.values())
+    if isinstance(batch, (list, tuple)) and batch:
+        first = _examples_in(batch[0])
+        return first if first is not None else len(batch)
+    return None
 
 
 def _restore(loader: Any, original_iter: Any, original_len: Any) -> None:

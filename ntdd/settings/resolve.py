@@ -159,6 +159,7 @@ class _Resolver:
             epochs=self.value("smoke_epochs"),
             examples=self.value("smoke_examples"),
             names=self.value("smoke_names"),
+            min_seconds=self.value("smoke_min_seconds"),
         )
 
     def _outputs(self) -> OutputChecking | None:

@@ -20,6 +20,7 @@ from ntdd.defaults import (
     DEFAULT_SMOKE_BATCHES,
     DEFAULT_SMOKE_EPOCHS,
     DEFAULT_SMOKE_EXAMPLES,
+    DEFAULT_SMOKE_MIN_SECONDS,
     DEFAULT_SMOKE_NAMES,
     DEFAULT_TIMEOUT,
 )
@@ -250,6 +251,19 @@ ROWS: tuple[Row, ...] = (
         ini_help="smoke mode: names capped like epochs",
         pyproject="smoke_names",
         default=DEFAULT_SMOKE_NAMES,
+    ),
+    Row(
+        "smoke_min_seconds",
+        "seconds",
+        flag="--ntdd-smoke-min-seconds",
+        metavar="SECONDS",
+        help="in smoke mode, cut a training loop or a DataLoader's pass only where the rest "
+        "of it would take this long, from its first passes; 0 cuts every one; default "
+        f"{DEFAULT_SMOKE_MIN_SECONDS:g} (ini: ntdd_smoke_min_seconds)",
+        ini="ntdd_smoke_min_seconds",
+        ini_help="smoke mode: the least a cut must save, in seconds",
+        pyproject="smoke_min_seconds",
+        default=DEFAULT_SMOKE_MIN_SECONDS,
     ),
     Row(
         "write_notebooks",

@@ -285,4 +285,6 @@ def _smoke(config: pytest.Config) -> list[tuple[str, str]]:
     if notes is None:
         return []
     capped = "; ".join(notes.lines()) or "nothing"
-    return [("smoke mode", notes.caps.describe()), ("smoke mode capped", capped)]
+    said = [("smoke mode", notes.caps.describe()), ("smoke mode capped", capped)]
+    alone = "; ".join(notes.lines(left_alone=True))
+    return [*said, ("smoke mode left alone", alone)] if alone else said

@@ -19,7 +19,7 @@ import pytest
 from ntdd.config import Smoke
 from ntdd.plugin.items import runtime_of
 from ntdd.plugin.results.record import record_of
-from ntdd.runtime.smoke_run import SmokeRun
+from ntdd.runtime.smoke_run import LEFT_ALONE, SmokeRun
 
 FULL_RUN = "full_run"
 NEEDS_THE_FULL_RUN = "needs the full run: skipped in smoke mode (--ntdd-smoke)"
@@ -33,11 +33,13 @@ class SmokeNotes:
         self.caps = caps
         self.counts: Counter[tuple[str, str]] = Counter()
 
-    def lines(self) -> list[str]:
-        """One line a place, in the notebooks' order: where, what was cut, how many times."""
+    def lines(self, left_alone: bool = False) -> list[str]:
+        """One line a place, in the notebooks' order: where, what was cut (or, with
+        *left_alone*, what training was left alone and why), how many times."""
         return [
-            f"{where}: {what}" + (f" ({count} times)" if count > 1 else "")
+            f"{where}: {what.removeprefix(LEFT_ALONE)}" + (f" ({count} times)" if count > 1 else "")
             for (where, what), count in sorted(self.counts.items(), key=_in_order)
+            if what.startswith(LEFT_ALONE) == left_alone
         ]
 
 
@@ -115,12 +117,16 @@ class SmokeHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if hasattr(terminalreporter.config, "workerinput"):
             return
-        lines = self.notes.lines()
-        if not lines:
+        lines, alone = self.notes.lines(), self.notes.lines(left_alone=True)
+        if lines:
+            terminalreporter.write_line("ntdd: smoke mode capped:")
+        else:
             terminalreporter.write_line(NOTHING_CAPPED)
-            return
-        terminalreporter.write_line("ntdd: smoke mode capped:")
         for line in lines:
+            terminalreporter.write_line(f"  {line}")
+        if alone:
+            terminalreporter.write_line("ntdd: smoke mode left alone, where it saw training:")
+        for line in alone:
             terminalreporter.write_line(f"  {line}")
 
     def pytest_sessionfinish(self) -> None:
