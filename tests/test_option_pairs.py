@@ -55,7 +55,7 @@ OPTIONS: dict[str, Option] = {
     "overwrite": Option(("--ntdd-overwrite",)),
     "outputs": Option(("--ntdd-outputs",)),
     "outputs-lax": Option(("--ntdd-outputs-lax",)),
-    "smoke": Option(("--ntdd-smoke",)),
+    "smoke": Option(("--ntdd-smoke", "--ntdd-smoke-min-seconds", "0")),  # every cut made
     "untested": Option(("--ntdd-run-untested",)),
     "timeout": Option(("--ntdd-timeout", "300")),
     "threads": Option(("--ntdd-threads", "1")),
