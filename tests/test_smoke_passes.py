@@ -225,3 +225,22 @@ def test_a_training_too_short_to_be_worth_cutting_runs_in_full_and_the_summary_s
             "ntdd: smoke mode left alone, where it saw training:",
         ]
     )
+
+
+def test_a_len_asked_before_the_first_pass_holds_for_every_pass(
+    notebook: Any, pytester: pytest.Pytester
+) -> None:
+    """Batches fetched by hand, as many as `len(loader)` said before the pass: however short
+    the training, the pass yields as many as `len()` said."""
+    notebook(
+        [
+            DATA,
+            "model = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "for epoch in range(3):\n    batches = iter(loader)\n"
+            "    for i in range(len(loader)):\n        xb, yb = next(batches)\n"
+            "        opt.zero_grad()\n"
+            "        nn.functional.cross_entropy(model(xb), yb).backward()\n        opt.step()",
+            "# TEST\nassert len(loader) == 4",
+        ]
+    )
+    run(pytester, "--ntdd", "--ntdd-smoke", "nb.ipynb").assert_outcomes(passed=1)

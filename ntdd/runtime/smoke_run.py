@@ -16,7 +16,8 @@ inherits it with the rest of the process.
 A pass is cut to its first batches and its last one (the short one, where
 there is one), and only where the rest of it would take long enough to be
 worth it: the first pass of each DataLoader decides for the test, so that
-its `len()` agrees with every pass after it. What was cut, and what was
+its `len()` agrees with every pass after it (a `len()` asked before its
+first pass decides for the cut). What was cut, and what was
 left alone, is noted by the notebook's cell and line, for the terminal's
 summary and the report; so are the blocks of a cut loop's body that never
 ran.
@@ -179,8 +180,10 @@ class SmokeRun:
         return self._cut(loader, iterator, total)
 
     def cuts(self, loader: Any) -> bool:
-        """Whether *loader*'s passes are cut: decided by its first pass, or by the setting."""
-        return self._cuts.get(loader, not self.caps.min_seconds)
+        """Whether *loader*'s passes are cut, for its `len()`: as its first pass decided; a
+        `len()` asked before that decides for the cut, so that every pass agrees with it
+        (`for i in range(len(loader)): next(batches)`)."""
+        return self._cuts.setdefault(loader, True)
 
     def _cut(self, loader: Any, iterator: Iterator[Any], total: int | None) -> Iterator[Any]:
         kept = max(self.caps.batches - 1, 1)
