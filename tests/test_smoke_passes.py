@@ -148,7 +148,7 @@ def test_a_mean_over_a_cut_pass_stays_a_mean_so_a_model_that_learns_nothing_fail
     )
 
 
-def test_the_blocks_a_cut_loop_never_ran_are_named(
+def test_the_outermost_blocks_a_cut_loop_never_ran_are_named(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
     notebook(
@@ -160,6 +160,7 @@ def test_the_blocks_a_cut_loop_never_ran_are_named(
             "        nn.functional.cross_entropy(model(xb), yb).backward()\n"
             "        opt.step()\n"
             "        if i % 5 == 4:\n            print('batch', i)\n"
+            "            if i > 100:\n                print('far')\n"
             "    if epoch == 9:\n        print('done')",
             "# TEST\nassert True",
         ]
@@ -172,7 +173,9 @@ def test_the_blocks_a_cut_loop_never_ran_are_named(
             "loop smoke mode cut"
         ]
     )
-    assert "line 11: never ran" not in result.stdout.str()  # the last epoch's branch ran
+    said = result.stdout.str()
+    assert "line 11: never ran" not in said  # inside the block named: not named again
+    assert "line 13: never ran" not in said  # the last epoch's branch ran
 
 
 SLOW_STEP = (

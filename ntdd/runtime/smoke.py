@@ -130,7 +130,11 @@ class _Capping:
             )
             if blocks is not None and isinstance(node, ast.For):
                 self._body(node.body, depth + 1)
-                blocks.elts = [ast.Constant(where) for where in _watch(node.body, self._where)]
+                watched = _watch(node.body, self._where)
+                blocks.elts = [
+                    ast.Tuple([ast.Constant(place), ast.Constant(within)], ast.Load())
+                    for place, within in watched
+                ]
                 continue
             if isinstance(node, ast.Assign) and depth == 0:
                 self._assignment(node)
@@ -262,7 +266,6 @@ class _Capping:
 
 
 DIVIDES = (ast.Div, ast.FloorDiv)
-BLOCKS = ("body", "orelse", "finalbody")
 
 
 def _functions(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -285,31 +288,57 @@ def _is_len(node: ast.expr) -> bool:
     )
 
 
-def _watch(body: list[ast.stmt], where: Callable[[ast.AST], str]) -> list[str]:
-    """The places of the blocks nested in a loop's *body* (not into functions or classes),
-    each now starting with a call that notes it ran (once, where loops nest)."""
-    places: list[str] = []
+def _watch(
+    body: list[ast.stmt], where: Callable[[ast.AST], str], within: str = ""
+) -> list[tuple[str, str]]:
+    """The blocks nested in a loop's *body* that may not run when it does (an `if`'s
+    branches, an inner loop's body, an `except`), not into functions or classes: each now
+    starts with a call that notes it ran (once, where loops nest). Each is given with the
+    block it lies in (*within*, "" for the loop's body), so that only the outermost of
+    those that never ran is named."""
+    places: list[tuple[str, str]] = []
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        blocks = [getattr(node, name, None) for name in BLOCKS]
-        blocks += [handler.body for handler in getattr(node, "handlers", [])]
-        blocks += [case.body for case in getattr(node, "cases", [])]
-        for block in blocks:
-            if not isinstance(block, list) or not block or not isinstance(block[0], ast.stmt):
+        for block in _branches(node):
+            if not block:
                 continue
             first = block[0]
             place = getattr(first, MARKED, None)
             if place is None:
                 place = where(first)
-                marker = ast.copy_location(
-                    ast.Expr(_calling("reached", ast.Constant(place))), first
-                )
+                marker = ast.Expr(_calling("reached", ast.Constant(place)))
+                marker = ast.copy_location(marker, first)
                 setattr(marker, MARKED, place)
                 block.insert(0, marker)
-            places.append(place)
-            places.extend(_watch(block[1:], where))
+            places.append((place, within))
+            places.extend(_watch(block[1:], where, place))
+        for block in _always(node):
+            places.extend(_watch(block, where, within))
     return places
+
+
+TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))  # `except*` from Python 3.11
+
+
+def _branches(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks of *node* that may not run when it does."""
+    if isinstance(node, (ast.If, ast.For, ast.AsyncFor, ast.While)):
+        return [node.body, node.orelse]
+    if isinstance(node, TRIES):
+        return [*(handler.body for handler in node.handlers), node.orelse]
+    if isinstance(node, ast.Match):
+        return [case.body for case in node.cases]
+    return []
+
+
+def _always(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The blocks of *node* that run whenever it does."""
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [node.body]
+    if isinstance(node, TRIES):
+        return [node.body, node.finalbody]
+    return []
 
 
 MARKED = "_ntdd_reached"  # on a block's first statement: the note that it ran, and where

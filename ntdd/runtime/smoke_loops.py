@@ -34,6 +34,9 @@ TRAININGS = (
 )
 
 
+Blocks = tuple[tuple[str, str], ...]  # a loop body's blocks: (place, the block around it)
+
+
 class Capped(int):
     """An epoch count smoke mode capped (`num_epochs = 200` -> 2): the capped value to
     whoever reads it, and the notebook's own to a loop of the cell over `range()` of it,
@@ -59,7 +62,7 @@ class Loop:
     cap: int
     where: str
     sure: bool = False  # its body calls `.backward()` or `.step()`
-    blocks: tuple[str, ...] = ()  # the places of the blocks inside its body
+    blocks: Blocks = ()  # its body's blocks, each named if it never runs
     written: Any = None  # what runs when it is left alone: `values`, or the capped range
     cut: tuple[str, str] = (STOPPED, STOPPED_ONE)  # the note of the cut
     made: bool = field(default=False, init=False)  # a pass made an optimizer
@@ -115,7 +118,7 @@ class Loop:
 
 
 def loop(
-    function: Any, args: tuple[Any, ...], cap: int, where: str, sure: bool, blocks: tuple[str, ...]
+    function: Any, args: tuple[Any, ...], cap: int, where: str, sure: bool, blocks: Blocks
 ) -> Any:
     """`for epoch in range(n)`, capped; a `range` of the notebook's own runs as written."""
     written = function(*args)
@@ -132,7 +135,7 @@ def trange(
     cap: int,
     where: str,
     sure: bool,
-    blocks: tuple[str, ...],
+    blocks: Blocks,
 ) -> Any:
     """`trange(n, ...)`, capped: tqdm's own over a capped `range(n)`."""
     tqdm = getattr(sys.modules.get(getattr(function, "__module__", ""), None), "tqdm", None)
@@ -141,7 +144,7 @@ def trange(
     return tqdm(loop(range, args, cap, where, sure, blocks), **kwargs)
 
 
-def examples(values: Any, cap: int, where: str, sure: bool, blocks: tuple[str, ...]) -> Any:
+def examples(values: Any, cap: int, where: str, sure: bool, blocks: Blocks) -> Any:
     """`for x, y in train_set:`, capped where *values* is a torch Dataset of more than *cap*
     examples (a DataLoader is not one); anything else runs as written."""
     data = sys.modules.get("torch.utils.data")

@@ -63,7 +63,7 @@ class SmokeRun:
         self.notes: list[tuple[str, str]] = []  # (where, what was cut), until taken
         self.runtime: Any = None  # the notebook whose test runs: it names its cells
         self.loops: list[Any] = []  # the capped loops running now, outermost first
-        self.watched: dict[str, None] = {}  # the blocks inside the loops cut, in order
+        self.watched: dict[str, str] = {}  # the blocks inside the loops cut: the block around
         self.reached: set[str] = set()  # the blocks inside capped loops that ran
         self._cuts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
         self._passes: dict[int, tuple[Any, Pass]] = {}  # id(dataset): its last cut pass
@@ -224,9 +224,10 @@ class SmokeRun:
         found = self._passes.get(id(dataset))
         return found[1] if found is not None and found[0] is dataset else None
 
-    def watch(self, blocks: Sequence[str]) -> None:
-        """The blocks of a loop smoke mode cut: each that never runs is named."""
-        self.watched.update(dict.fromkeys(blocks))
+    def watch(self, blocks: Sequence[tuple[str, str]]) -> None:
+        """The blocks of a loop smoke mode cut, each with the block it lies in: each that
+        never runs, inside one that ran, is named."""
+        self.watched.update(blocks)
 
     def note(self, where: str, what: str) -> None:
         self.notes.append((where, what))
@@ -234,7 +235,11 @@ class SmokeRun:
     def take(self) -> list[tuple[str, str]]:
         """The notes made since the last take, for one report, with the blocks of the
         loops cut that never ran."""
-        never = [(where, NEVER_RAN) for where in self.watched if where not in self.reached]
+        never = [
+            (where, NEVER_RAN)
+            for where, within in self.watched.items()
+            if where not in self.reached and (not within or within in self.reached)
+        ]
         taken, self.notes = [*self.notes, *never], []
         self.watched, self.reached = {}, set()
         return taken
