@@ -225,14 +225,16 @@ def test_a_dataset_a_training_loop_iterates_itself_yields_the_smoke_examples_a_p
 def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
+    """A smoke name the notebook's own loop runs over keeps its value: the loop is cut."""
     notebook(
         [
             SETUP,
             "class Trainer:\n    def __init__(self, max_epochs):\n"
             "        self.max_epochs = max_epochs\n\n\ntrainer = Trainer(max_epochs=30)\n"
-            "num_epochs = 40\nsteps = 0\nfor epoch in range(num_epochs):\n"
+            "num_epochs = 40\nmax_steps = 100\nsteps = 0\nfor epoch in range(num_epochs):\n"
             f"{indented(STEP, 4)}\n    steps += 1",
-            "# TEST: the counts\nassert (trainer.max_epochs, num_epochs, steps) == EXPECTED",
+            "# TEST: the counts\n"
+            "assert (trainer.max_epochs, num_epochs, steps, max_steps) == EXPECTED",
         ]
     )
     pytester.makeconftest(
@@ -240,19 +242,21 @@ def test_epoch_counts_by_name_are_capped_and_a_test_only_parameter_pins_its_loop
         "builtins.EXPECTED = tuple(int(n) for n in os.environ['EXPECTED'].split(','))\n"
     )
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("EXPECTED", "2,2,2")
+        patch.setenv("EXPECTED", "2,40,2,2")
         result = run(pytester, "--ntdd", *SMOKE, "nb.ipynb")
         result.assert_outcomes(passed=1)
         result.stdout.fnmatch_lines(
             [
                 "*(setup cell 2*), line 6: max_epochs=30 capped to 2",
-                "*(setup cell 2*), line 7: num_epochs=40 capped to 2",
+                "*(setup cell 2*), line 8: max_steps=100 capped to 2",
+                "*(setup cell 2*), line 10: a training loop cut to 2 of 40 passes*",
             ]
         )
-        patch.setenv("EXPECTED", "2,5,5")  # the parameter wins, over the cap too
+        assert "num_epochs=40 capped" not in result.stdout.str()
+        patch.setenv("EXPECTED", "2,5,5,2")  # the parameter wins, over the cap too
         pinned = ("--ntdd-param", "num_epochs=5")
         run(pytester, "--ntdd", *SMOKE, *pinned, "nb.ipynb").assert_outcomes(passed=1)
-        patch.setenv("EXPECTED", "30,40,40")
+        patch.setenv("EXPECTED", "30,40,40,100")
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
 
 

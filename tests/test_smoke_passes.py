@@ -74,17 +74,20 @@ def test_a_cut_epoch_loop_runs_its_last_epoch_so_a_bug_in_every_fifth_epoch_fail
     notebook: Any, pytester: pytest.Pytester, epochs: str
 ) -> None:
     """`if (epoch + 1) % 5 == 0:` runs in the smoke run's last epoch, as in the full run's;
-    also where the count is a smoke name (`num_epochs = 20`), which is capped."""
+    also where the count is a smoke name (`num_epochs = 20`): the loop over it is cut, the
+    name keeps its value, and an array it sizes holds every epoch the loop meets."""
     for name, classes in (("good.ipynb", 2), ("bug.ipynb", 3)):
         code = TRAIN_AND_EVALUATE.format(epochs=epochs, classes=classes)
-        notebook([DATA + "\nnum_epochs = 20", code, "# TEST\nassert evaluated[-1] == 19"], name)
+        code = f"history = torch.zeros({epochs})\n{code}\n    history[epoch] = epoch"
+        cells = [DATA + "\nnum_epochs = 20", code]
+        notebook([*cells, "# TEST\nassert evaluated[-1] == 19 and history[19] == 19"], name)
     full = run(pytester, "--ntdd", "good.ipynb", "bug.ipynb")
     full.assert_outcomes(passed=1, errors=1)  # the setup cell raises
     smoke = run(pytester, "--ntdd", *SMOKE, "good.ipynb", "bug.ipynb")
     smoke.assert_outcomes(passed=1, errors=1)
     smoke.stdout.fnmatch_lines(["*AssertionError: the evaluation is wrong*"])
     smoke.stdout.fnmatch_lines(
-        ["  good.ipynb (setup cell 2*), line 4: a training loop cut to 2 of 20 passes*"]
+        ["  good.ipynb (setup cell 2*), line 5: a training loop cut to 2 of 20 passes*"]
     )
 
 

@@ -82,6 +82,7 @@ class CellMap:
         self.left_out: set[int] = set()  # test cells of `#| eval: false` the run skips
         self.bodies: dict[tuple[int, str], types.CodeType] = {}  # bare cells' top levels
         self.compiled: dict[int, types.CodeType] = {}  # setup cells, compiled once
+        self.looped: frozenset[str] | None = None  # smoke mode: names looped over `range()` of
         self.cell_files: dict[str, tuple[int, str | None]] = {}  # test cells run as code
         self._in_file: dict[tuple[str, int], int | None] = {}  # asked per line, under coverage
 

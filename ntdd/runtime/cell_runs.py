@@ -60,9 +60,9 @@ def compiled(
     code = cells.compiled.get(step.index)
     if code is None:
         filename = cells.cell_filename(step.index, step.id)
-        code = smoke.compile_setup(
-            config, cells.notebook, step.code, filename, future
-        ) or steps.compile_cell(step.code, filename, future)
+        code = smoke.compile_setup(config, cells, step.code, filename, future) or (
+            steps.compile_cell(step.code, filename, future)
+        )
         cells.compiled[step.index] = code
     return code
 

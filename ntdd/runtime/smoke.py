@@ -21,8 +21,9 @@ always does (`compile_cell` returns None). What is capped:
   sees at most the run's examples a pass, the first ones and the last, as a
   `Subset` of them would; any other iterable runs as written;
 - an integer literal given to one of the smoke names (`max_epochs=10`,
-  `num_epochs = 200`, `def train(epochs=100)`): at most the epochs; a capped
-  loop over `range()` of it meets the notebook's last value;
+  `num_epochs = 200`, `def train(epochs=100)`): at most the epochs, unless
+  the notebook's own loops run over `range()` of that name: those loops are
+  cut instead, and meet its last value;
 - none of these where a test-only parameter of the run (`--ntdd-param`) is named:
   the parameter pins it.
 
@@ -41,7 +42,6 @@ from __future__ import annotations
 import ast
 import types
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ntdd.cells.cell_code import quiet_syntax_warnings, to_python
@@ -52,34 +52,63 @@ from ntdd.runtime.settings import settings_of
 if TYPE_CHECKING:
     import pytest
 
+    from ntdd.runtime.cell_map import CellMap
+
 TRAINS = frozenset({"backward", "step"})  # a body that calls these surely trains
 WRAPPERS = frozenset({"tqdm"})  # `tqdm(range(n))`: the range is capped inside
 RANGES = frozenset({"trange", "tnrange"})  # `trange(n)`: tqdm over range(n)
 
 
 def compile_setup(
-    config: pytest.Config | None, notebook: Path, code: str, filename: str, future: int
+    config: pytest.Config | None, cells: CellMap, code: str, filename: str, future: int
 ) -> types.CodeType | None:
-    """A setup cell of *notebook* compiled for this session's smoke mode; None: as usual."""
+    """A setup cell of *cells*' notebook compiled for this session's smoke mode; None: as
+    usual."""
     settings = settings_of(config) if config is not None else None
     if settings is None or settings.smoke is None:
         return None
-    pinned = frozenset(name for name, _ in settings.parameters.for_notebook(notebook))
-    return compile_cell(settings.smoke, code, filename, future, pinned)
+    pinned = frozenset(name for name, _ in settings.parameters.for_notebook(cells.notebook))
+    if cells.looped is None:
+        cells.looped = looped_names(step.code for step in cells.setup_steps)
+    return compile_cell(settings.smoke, code, filename, future, pinned, cells.looped)
+
+
+def looped_names(codes: Iterable[str]) -> frozenset[str]:
+    """The names whose `range()` the notebook's setup cells loop over (`for epoch in
+    range(num_epochs)`, in a function too): smoke mode cuts those loops, and leaves the
+    names their values, so that the loop meets its last epoch and an array sized by the
+    name holds it."""
+    names: set[str] = set()
+    for code in codes:
+        try:
+            tree = to_python(code).tree
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            found = _range_call(node.iter) if isinstance(node, ast.For) else None
+            if found is not None:
+                names.update(n.id for n in ast.walk(found[1]) if isinstance(n, ast.Name))
+    return frozenset(names)
 
 
 def compile_cell(
-    caps: Smoke | None, code: str, filename: str, future: int, pinned: frozenset[str]
+    caps: Smoke | None,
+    code: str,
+    filename: str,
+    future: int,
+    pinned: frozenset[str],
+    looped: frozenset[str] = frozenset(),
 ) -> types.CodeType | None:
     """The setup cell *code* compiled with its caps; None where smoke mode is off or
-    the cell has nothing to cap (it compiles as it always does)."""
+    the cell has nothing to cap (it compiles as it always does). The names in *pinned*
+    are left as they are, and so are those in *looped*, whose loops are cut instead."""
     if caps is None:
         return None
     try:
         python = to_python(code)
     except SyntaxError:
         return None  # the usual compile reports it
-    capping = _Capping(caps, filename, pinned)
+    capping = _Capping(caps, filename, pinned, looped)
     tree = capping.visit_cell(python.tree)
     if not capping.changed:
         return None
@@ -98,10 +127,13 @@ def compile_cell(
 class _Capping:
     """Writes the caps into one setup cell's tree."""
 
-    def __init__(self, caps: Smoke, filename: str, pinned: frozenset[str]) -> None:
+    def __init__(
+        self, caps: Smoke, filename: str, pinned: frozenset[str], looped: frozenset[str]
+    ) -> None:
         self.caps = caps
         self.filename = filename
         self.pinned = pinned
+        self.looped = looped
         self.changed = False
         self.trainers: frozenset[str] = frozenset()  # the cell's functions that train
 
@@ -233,7 +265,7 @@ class _Capping:
 
     def _capped(self, node: ast.expr, name: str) -> ast.expr:
         """*node*, capped where it is an integer literal given to a smoke name."""
-        if name not in self.caps.names or name in self.pinned:
+        if name not in self.caps.names or name in self.pinned or name in self.looped:
             return node
         if not isinstance(node, ast.Constant) or type(node.value) is not int:
             return node
@@ -345,9 +377,8 @@ MARKED = "_ntdd_reached"  # on a block's first statement: the note that it ran, 
 
 
 def _ranging(call: ast.Call, arguments: list[ast.expr]) -> ast.Call:
-    """`range(a, b)` as `smoke_loops.loop(range, (a, b), ...)`: it sees the arguments, so a
-    capped epoch count still has its notebook's value."""
-    return _calling("loop", call.func, ast.Tuple(call.args, ast.Load()), *arguments)
+    """`range(a, b)` as `smoke_loops.loop(range(a, b), ...)`."""
+    return _calling("loop", call, *arguments)
 
 
 def _calls_training(body: list[ast.stmt], trainers: frozenset[str]) -> bool:

@@ -37,22 +37,6 @@ TRAININGS = (
 Blocks = tuple[tuple[str, str], ...]  # a loop body's blocks: (place, the block around it)
 
 
-class Capped(int):
-    """An epoch count smoke mode capped (`num_epochs = 200` -> 2): the capped value to
-    whoever reads it, and the notebook's own to a loop of the cell over `range()` of it,
-    which then meets that range's last value."""
-
-    full: int
-
-    def __new__(cls, value: int, full: int) -> Capped:
-        made = super().__new__(cls, value)
-        made.full = full
-        return made
-
-    def __reduce__(self) -> tuple[type[int], tuple[int]]:
-        return int, (int(self),)  # pickled, it is the number smoke mode gave
-
-
 @dataclass
 class Loop:
     """A training loop's values: its first passes and its last, once its passes are seen
@@ -63,7 +47,6 @@ class Loop:
     where: str
     sure: bool = False  # its body calls `.backward()` or `.step()`
     blocks: Blocks = ()  # its body's blocks, each named if it never runs
-    written: Any = None  # what runs when it is left alone: `values`, or the capped range
     cut: tuple[str, str] = (STOPPED, STOPPED_ONE)  # the note of the cut
     made: bool = field(default=False, init=False)  # a pass made an optimizer
 
@@ -73,9 +56,8 @@ class Loop:
     def __iter__(self) -> Iterator[Any]:
         run = ACTIVE.get()
         total = len(self.values)
-        written = self.values if self.written is None else self.written
         if run is None or total <= self.cap:
-            yield from written
+            yield from self.values
             return
         kept = max(self.cap - 1, 1)
         start, started = run.work, time.perf_counter()
@@ -90,8 +72,8 @@ class Loop:
                 return
             if reason:
                 run.note(self.where, reason)
-            for n in range(kept, len(written)):
-                yield written[n]
+            for n in range(kept, total):
+                yield self.values[n]
         finally:
             if self in run.loops:
                 run.loops.remove(self)
@@ -117,15 +99,9 @@ class Loop:
         run.watch(self.blocks)
 
 
-def loop(
-    function: Any, args: tuple[Any, ...], cap: int, where: str, sure: bool, blocks: Blocks
-) -> Any:
-    """`for epoch in range(n)`, capped; a `range` of the notebook's own runs as written."""
-    written = function(*args)
-    if not isinstance(written, range):
-        return written
-    values = range(*(a.full if isinstance(a, Capped) else a for a in args))
-    return Loop(values, cap, where, sure, blocks, written=written)
+def loop(values: Any, cap: int, where: str, sure: bool, blocks: Blocks) -> Any:
+    """`for epoch in range(n)`, capped; anything but a range runs as written."""
+    return Loop(values, cap, where, sure, blocks) if isinstance(values, range) else values
 
 
 def trange(
@@ -141,7 +117,7 @@ def trange(
     tqdm = getattr(sys.modules.get(getattr(function, "__module__", ""), None), "tqdm", None)
     if not callable(tqdm):
         return function(*args, **kwargs)  # a `trange` of the notebook's own
-    return tqdm(loop(range, args, cap, where, sure, blocks), **kwargs)
+    return tqdm(loop(range(*args), cap, where, sure, blocks), **kwargs)
 
 
 def examples(values: Any, cap: int, where: str, sure: bool, blocks: Blocks) -> Any:
@@ -176,7 +152,7 @@ def value(given: Any, cap: int, where: str, name: str) -> Any:
     run = ACTIVE.get()
     if run is not None:
         run.note(where, f"{name}={given} capped to {cap}")
-    return Capped(cap, int(given))
+    return cap
 
 
 def length(values: Any, where: str, said: str) -> int:
