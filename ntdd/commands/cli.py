@@ -111,8 +111,38 @@ def _mark_options(mark: argparse.ArgumentParser) -> None:
     mark.add_argument(
         "--write",
         action="store_true",
-        help="write the `# TEST` lines into the notebooks; without it, show the diff "
-        "and exit 1 when there is one",
+        help="write the `# TEST` lines (with --smoke, the `@full_run` marks) into the "
+        "notebooks; without it, show the diff and exit 1 when there is one",
+    )
+    smoke = mark.add_argument_group(
+        "adopting smoke mode",
+        "--smoke runs each notebook's tests once in full and once in smoke mode and proposes "
+        "@full_run for those that pass in full and fail in smoke mode",
+    )
+    smoke.add_argument(
+        "--smoke",
+        action="store_true",
+        help="propose `@full_run` for the tests that pass in full and fail in smoke mode, "
+        "and say what the smoke run saves in CPU",
+    )
+    smoke.add_argument(
+        "--faults",
+        action="store_true",
+        help="with --smoke: run `ntdd faults` in full and in smoke mode too, and say which "
+        "faults each test catches in full and not in smoke mode",
+    )
+    smoke.add_argument(
+        "--devices", type=_devices, help="with --smoke: the runs' --ntdd-devices (default: cpu)"
+    )
+    smoke.add_argument(
+        "--timeout", type=_seconds, help="with --smoke: seconds per test, setup included"
+    )
+    smoke.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --smoke: a test-only parameter for both runs, as --ntdd-param (repeatable)",
     )
 
 
