@@ -126,11 +126,16 @@ def _cost(full: Run, smoke: Run) -> str:
 def _faults(full: dict[str, Any], smoke: dict[str, Any], found: Adoption) -> list[str]:
     from ntdd.marking.lost_faults import caught, lost, lost_by_test
 
-    (in_full, applicable), (in_smoke, _) = caught(full), caught(smoke)
-    lines = [f"faults caught: {in_full}/{applicable} in full, {in_smoke} in smoke mode"]
-    gone = lost(full, smoke)
-    if gone:
-        listed = "; ".join(f"{name} (caught in full by {', '.join(tests)})" for name, tests in gone)
+    (in_full, of_full), (in_smoke, of_smoke) = caught(full), caught(smoke)
+    lines = [f"faults caught: {in_full}/{of_full} in full, {in_smoke}/{of_smoke} in smoke mode"]
+    by_tests: dict[tuple[str, ...], list[str]] = {}
+    for name, tests in lost(full, smoke):
+        by_tests.setdefault(tuple(tests), []).append(name)
+    if by_tests:
+        listed = "; ".join(
+            f"{', '.join(names)} (caught in full by {', '.join(tests)})"
+            for tests, names in by_tests.items()
+        )
         lines.append(f"lost in smoke mode: {listed}")
     marked = {t for tests in found.to_mark.values() for t in tests}
     for test, names in lost_by_test(full, smoke).items():

@@ -7,7 +7,7 @@ notebook's order) and no cache written. Each test's verdict is read from the
 JUnit XML it writes (`verdicts`), and its CPU is the children's user and
 system time, read from the OS before and after. A full run is a full run
 whatever the project says: `-o ntdd_smoke=false` outranks `[tool.ntdd]
-smoke = true`, and a run whose header still says smoke mode is refused.
+smoke = true`, and a full run that still says smoke mode is refused.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ntdd.errors import NtddError
 from ntdd.marking.verdicts import Verdict, read_junit
 from ntdd.notebook.files import path_argument
 
-SMOKE_HEADER = "ntdd: smoke mode:"  # the header's line, in a run that is in smoke mode
+SMOKE_SAID = "ntdd: smoke mode"  # its header, and its summary (the header is gone under -q)
 _TAIL = 3000  # characters of a run's output shown where it could not run
 
 
@@ -77,7 +77,7 @@ def run_tests(notebook: Path, smoke: bool, settings: Settings) -> Run:
         if code not in (0, 1) or not junit.is_file():
             said = (output + errors).strip()[-_TAIL:]
             raise NtddError(f"{notebook}: pytest could not make its {mode} (exit {code}):\n{said}")
-        if not smoke and SMOKE_HEADER in output:
+        if not smoke and SMOKE_SAID in output:
             raise NtddError(
                 f"{notebook}: its full run ran in smoke mode: `--ntdd-smoke` is among the "
                 "project's pytest addopts; take it out of addopts (keep `smoke = true` in "
