@@ -102,8 +102,8 @@ def test_only_the_tests_that_need_all_epochs_get_full_run_as_a_diff_nothing_writ
     )
     assert "cell 6 to mark @full_run: test_all_epochs passes in full" in err
     assert (
-        "cell 6 holds test_finite too, which passes in smoke mode: a cell is marked as a whole"
-        in err
+        "cell 6 also holds test_finite, which passes in smoke mode: a cell is marked as a "
+        "whole, so smoke mode skips it too" in err
     )
     assert "test_a_wrong_count (assert 60 == 7) fails in the full run: left alone" in err
     assert "test_loss_went_down" not in err  # holds in both: nothing to say

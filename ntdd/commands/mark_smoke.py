@@ -96,10 +96,11 @@ def _findings(outcome: Outcome, written: bool) -> list[str]:
         broken = {test.partition("[")[0] for test in broke}
         others = [test for test in found.tests_of.get(cell, ()) if test not in broken]
         if others:
+            one = len(others) == 1
             lines.append(
-                f"cell {cell} holds {', '.join(others)} too, which "
-                f"{'passes' if len(others) == 1 else 'pass'} in smoke mode: a cell is marked "
-                "as a whole, so smoke mode skips them with it"
+                f"cell {cell} also holds {', '.join(others)}, which "
+                f"{'passes' if one else 'pass'} in smoke mode: a cell is marked as a whole, "
+                f"so smoke mode skips {'it' if one else 'them'} too"
             )
     lines += [
         f"{line} fails in the full run: left alone (a smoke run cannot tell what a failing "
