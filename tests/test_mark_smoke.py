@@ -261,3 +261,16 @@ def test_a_folder_without_notebooks_is_nothing_to_do(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert mark(capsys, ".") == (1, "", "ntdd: no notebooks found\n")
+
+
+def test_a_run_pytest_cannot_make_is_bad_input_with_what_pytest_said(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "pytest.ini").write_text("[pytest]\naddopts = --no-such-option\n", encoding="utf-8")
+    path = write_notebook(here / "nb.ipynb", [MODEL, "# TEST\nassert m.steps == 0"])
+    before = sha(path)
+    status, out, err = mark(capsys, "--write", "nb.ipynb")
+    assert (status, out) == (2, "")
+    assert "ntdd: error: nb.ipynb: pytest could not make its full run (exit 4):" in err
+    assert "unrecognized arguments: --no-such-option" in err
+    assert sha(path) == before

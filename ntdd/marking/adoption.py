@@ -21,7 +21,7 @@ from ntdd.pipeline.plan import make_plan
 from ntdd.values import Cell, Notebook
 
 
-@dataclass(frozen=True)
+@dataclass
 class Adoption:
     """One notebook's findings, each test by its id (`test_x`, `test_x[cpu]`)."""
 
@@ -31,6 +31,7 @@ class Adoption:
     failing_in_full: list[str] = field(default_factory=list)  # "test_x: why"
     not_curable: list[str] = field(default_factory=list)  # "test_x: what broke, and why"
     already: list[str] = field(default_factory=list)  # tests already `@full_run`
+    compared: int = 0  # the notebook's tests the full run ran
 
     @property
     def cells(self) -> tuple[int, ...]:
@@ -46,13 +47,16 @@ def compare(notebook: Notebook, full: dict[str, Verdict], smoke: dict[str, Verdi
         name = test.partition("[")[0]
         cell = cell_of.get(name)
         if cell is None and name != END_TEST:
-            continue  # not the notebook's test (nbval's, beside ntdd's)
+            continue  # not the notebook's test (nbval's, beside ntdd's; a collection error)
+        found.compared += 1
         if cell is not None and needs_the_full_run(cell):
             found.already.append(test)
         if verdict.broke:
             found.failing_in_full.append(f"{test} ({verdict.message})")
             continue
         ran = smoke.get(test)
+        if verdict.outcome == PASSED and ran is None:
+            found.not_curable.append(f"{test} passes in full, and the smoke run did not run it")
         if verdict.outcome != PASSED or ran is None or not ran.broke:
             continue
         if cell is None:

@@ -85,6 +85,11 @@ def adopt(
     tell("smoke run")
     smoke = run_tests(files[0], smoke=True, settings=settings)
     found = compare(notebook, full.verdicts, smoke.verdicts)
+    if not found.compared:
+        why = "; ".join(f"{name}: {v.message}" for name, v in full.verdicts.items() if v.message)
+        raise NtddError(
+            f"{files[0]}: its full run ran none of its tests" + (f" ({why})" if why else "")
+        )
     outcome = Outcome(full, smoke, found)
     if faults:
         tell("`ntdd faults` in full")
