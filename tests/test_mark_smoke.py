@@ -207,6 +207,23 @@ def test_green_in_smoke_mode_nothing_to_mark_and_a_full_run_test_is_never_touche
     assert "nb.ipynb: the smoke run is green where the full run is: nothing to mark" in err
 
 
+def test_a_test_only_parameter_reaches_both_runs(
+    here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--param rounds=2` runs both with two rounds: the test holds in each, nothing to mark
+    (without it, smoke mode stops the loop after two of 30, and the test fails)."""
+    cells = [
+        code("rounds = 30", tags=["parameters"]),
+        MODEL,
+        "for _ in range(rounds):\n    m.step()",
+        "# TEST: every round\nassert m.steps == rounds",
+    ]
+    write_notebook(here / "nb.ipynb", cells)
+    status, out, err = mark(capsys, "--param", "rounds=2", "nb.ipynb")
+    assert (status, out) == (0, "")
+    assert "nb.ipynb: the smoke run is green where the full run is: nothing to mark" in err
+
+
 def test_both_files_of_a_jupytext_pair_get_the_mark_and_a_project_smoke_setting_is_overridden(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -114,16 +114,13 @@ def _mark_options(mark: argparse.ArgumentParser) -> None:
         help="write the `# TEST` lines (with --smoke, the `@full_run` marks) into the "
         "notebooks; without it, show the diff and exit 1 when there is one",
     )
-    smoke = mark.add_argument_group(
-        "adopting smoke mode",
-        "--smoke runs each notebook's tests once in full and once in smoke mode and proposes "
-        "@full_run for those that pass in full and fail in smoke mode",
-    )
+    smoke = mark.add_argument_group("adopting smoke mode")
     smoke.add_argument(
         "--smoke",
         action="store_true",
-        help="propose `@full_run` for the tests that pass in full and fail in smoke mode, "
-        "and say what the smoke run saves in CPU",
+        help="run each notebook's tests once in full and once in smoke mode; propose "
+        "`@full_run` for those that pass in full and fail in smoke mode, and say what the "
+        "smoke run saves in CPU",
     )
     smoke.add_argument(
         "--faults",
@@ -132,14 +129,21 @@ def _mark_options(mark: argparse.ArgumentParser) -> None:
         "faults each test catches in full and not in smoke mode",
     )
     smoke.add_argument(
-        "--devices", type=_devices, help="with --smoke: the runs' --ntdd-devices (default: cpu)"
+        "--devices",
+        type=_devices,
+        metavar="LIST",
+        help="with --smoke: the runs' --ntdd-devices (default: the project's, else cpu)",
     )
     smoke.add_argument(
-        "--timeout", type=_seconds, help="with --smoke: seconds per test, setup included"
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="with --smoke: seconds per test, setup included (--ntdd-timeout)",
     )
     smoke.add_argument(
         "--param",
         action="append",
+        type=_param,
         default=[],
         metavar="NAME=VALUE",
         help="with --smoke: a test-only parameter for both runs, as --ntdd-param (repeatable)",
@@ -261,6 +265,14 @@ def _seconds(text: str) -> str:
     from ntdd.config import parse_timeout
 
     _as_argument(parse_timeout, text)
+    return text
+
+
+def _param(text: str) -> str:
+    """A test-only parameter, checked before any run, then handed to each `--ntdd-param`."""
+    from ntdd.parameters import parse_assignments
+
+    _as_argument(lambda value, where: parse_assignments([str(value)], where), text)
     return text
 
 
