@@ -11,6 +11,7 @@ from ntdd.notebook.markers import (
     is_test_cell,
     parse_test_marker,
     skip_reason,
+    with_mark,
 )
 from ntdd.values import Cell, Mark
 
@@ -144,3 +145,31 @@ def test_skipped_setup_cells(source: str, tags: tuple[str, ...], reason: str | N
 )
 def test_setup_cells_marked_to_raise(source: str, tags: tuple[str, ...], expected: bool) -> None:
     assert expects_exception(cell(source, tags)) is expected
+
+
+@pytest.mark.parametrize(
+    ("source", "marked"),
+    [
+        ("# TEST\nassert x", "# TEST @full_run\nassert x"),
+        (
+            "# TEST: it learned @slow  \r\nassert x\r\n",
+            "# TEST: it learned @slow @full_run\r\nassert x\r\n",
+        ),
+        ('#TEST:fit @xfail("why")\nassert 1', '#TEST:fit @xfail("why") @full_run\nassert 1'),
+        ("#| slow\n\n# TEST: a@b\nx", "#| slow\n\n# TEST: a@b @full_run\nx"),
+        ("  # TEST: indented", "  # TEST: indented @full_run"),
+    ],
+)
+def test_a_mark_is_added_at_the_end_of_the_test_line_every_other_byte_kept(
+    source: str, marked: str
+) -> None:
+    assert with_mark(source, "full_run") == marked
+    before, after = parse_test_marker(cell(source)), parse_test_marker(cell(marked))
+    assert after.title == before.title
+    assert set(after.marks) == {*before.marks, Mark("full_run")}  # a directive's last
+
+
+@pytest.mark.parametrize("source", ["x = 1", "", "# Test: not one\nassert x"])
+def test_a_mark_is_added_to_test_cells_only(source: str) -> None:
+    with pytest.raises(MarkerError, match="not a test cell"):
+        with_mark(source, "full_run")

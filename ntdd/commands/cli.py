@@ -111,8 +111,42 @@ def _mark_options(mark: argparse.ArgumentParser) -> None:
     mark.add_argument(
         "--write",
         action="store_true",
-        help="write the `# TEST` lines into the notebooks; without it, show the diff "
-        "and exit 1 when there is one",
+        help="write the `# TEST` lines (with --smoke, the `@full_run` marks) into the "
+        "notebooks; without it, show the diff and exit 1 when there is one",
+    )
+    smoke = mark.add_argument_group("adopting smoke mode")
+    smoke.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run each notebook's tests once in full and once in smoke mode; propose "
+        "`@full_run` for those that pass in full and fail in smoke mode, and say what the "
+        "smoke run saves in CPU",
+    )
+    smoke.add_argument(
+        "--faults",
+        action="store_true",
+        help="with --smoke: run `ntdd faults` in full and in smoke mode too, and say which "
+        "faults each test catches in full and not in smoke mode",
+    )
+    smoke.add_argument(
+        "--devices",
+        type=_devices,
+        metavar="LIST",
+        help="with --smoke: the runs' --ntdd-devices (default: the project's, else cpu)",
+    )
+    smoke.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="S",
+        help="with --smoke: seconds per test, setup included (--ntdd-timeout)",
+    )
+    smoke.add_argument(
+        "--param",
+        action="append",
+        type=_param,
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --smoke: a test-only parameter for both runs, as --ntdd-param (repeatable)",
     )
 
 
@@ -231,6 +265,14 @@ def _seconds(text: str) -> str:
     from ntdd.config import parse_timeout
 
     _as_argument(parse_timeout, text)
+    return text
+
+
+def _param(text: str) -> str:
+    """A test-only parameter, checked before any run, then handed to each `--ntdd-param`."""
+    from ntdd.parameters import parse_assignments
+
+    _as_argument(lambda value, where: parse_assignments([str(value)], where), text)
     return text
 
 

@@ -2,7 +2,8 @@
 
 Which cells get a `# TEST` line, the file read back before it is shown, and
 a jupytext pair's files marked alike are `ntdd.marking`'s. The diff goes to
-stdout (`git apply` takes it); `--write` writes it.
+stdout (`git apply` takes it); `--write` writes it. `--smoke` proposes
+`@full_run` instead, from a full run and a smoke run (`mark_smoke`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,19 @@ from ntdd.errors import NotPythonError, NtddError
 
 def mark_command(args: argparse.Namespace) -> int:
     """`ntdd mark`: show each notebook's diff; with `--write`, write it."""
+    smoke_only = [
+        flag
+        for flag, given in (("--faults", args.faults), ("--devices", args.devices),
+                            ("--timeout", args.timeout), ("--param", args.param))
+        if given
+    ]  # fmt: skip
+    if smoke_only and not args.smoke:
+        print(f"ntdd: error: {', '.join(smoke_only)} needs --smoke", file=sys.stderr)
+        return BAD_INPUT
+    if args.smoke:
+        from ntdd.commands.mark_smoke import mark_smoke_command
+
+        return mark_smoke_command(args)
     from ntdd.marking.files import each_notebook, mark
     from ntdd.notebook.files import find_notebooks
 

@@ -9,7 +9,7 @@ each file atomically, into a file that still holds the bytes read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ntdd.errors import MarkRefused
@@ -40,9 +40,12 @@ def pair_of(path: Path) -> list[Path]:
     return [ipynb, *texts] if texts else [path]
 
 
-def mark(files: list[Path], write: bool) -> list[Proposal]:
-    """What marking the notebook in *files* would do, the same in each; with *write*, done."""
-    proposals = [propose(file) for file in files]
+def mark(
+    files: list[Path], write: bool, proposing: Callable[[Path], Proposal] = propose
+) -> list[Proposal]:
+    """What marking the notebook in *files* would do, the same in each; with *write*, done.
+    *proposing*: what one file gets (`# TEST` lines, or `@full_run` marks)."""
+    proposals = [proposing(file) for file in files]
     _ensure_the_same(proposals)
     for proposal in proposals:
         if proposal.after is not None and write:

@@ -11,7 +11,8 @@ of a cell are read too: `#| eval: false` is nbdev's and Quarto's "not run"
 for their own runners, which a kernel's Run All runs all the same (ntdd runs
 it too, unless a run skips such cells: `eval_false`), and a bare flag in
 nbdev's `tst_flags` style (`#| slow`) is a mark. This module is the grammar's
-only home: it parses the `# TEST` line and writes it back.
+only home: it parses the `# TEST` line and writes it back (`format_test_line`,
+and `with_mark`, which adds one mark to a cell's line).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _LIKE_TEST_LINE = re.compile(r"#\s*tests?\b", re.IGNORECASE)  # what a person ma
 _SKIP_LINE = re.compile(r"#\s*NTDD\s*:\s*skip\b", re.IGNORECASE)
 _MARK_START = re.compile(r"(?:^|(?<=\s))@(?P<word>[^\W\d]\w*)")
 _NBVAL_SKIP = "# NBVAL_SKIP"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # as `normalize_newlines` reads them
 _DIRECTIVE = re.compile(r"#\|\s*(?P<key>[\w-]+)\s*(?::\s*(?P<value>.*?))?\s*$")
 # Directives that shape documents, not tests: never marks.
 _DOCUMENT_DIRECTIVES = frozenset(
@@ -351,3 +353,27 @@ def format_test_line(title: str, marks: Iterable[Mark]) -> str:
     """The `# TEST` line for *title* and *marks*: the inverse of `parse_test_marker`."""
     written = format_marks(marks)
     return " ".join(part for part in ("# TEST" + (f": {title}" if title else ""), written) if part)
+
+
+def with_mark(source: str, name: str) -> str:
+    """*source*, a test cell's, with `@name` at the end of its `# TEST` line; every other
+    byte as it was (the line's title, its marks and its spelling, the other lines, their
+    line breaks). `MarkerError` where the source is no test cell's, or its line does not
+    parse."""
+    lines = _lines(source)
+    at = test_line_index(lines)
+    match = _TEST_LINE.match(lines[at].strip()) if at is not None else None
+    if at is None or match is None:
+        raise MarkerError("not a test cell: it has no `# TEST` line")
+    title, marks = _split_marks(match["rest"])
+    breaks = list(_LINE_BREAK.finditer(source))
+    start = breaks[at - 1].end() if at else 0
+    end = breaks[at].start() if at < len(breaks) else len(source)
+    line = source[start:end]
+    added = line.rstrip() + f" @{name}"
+    again = _TEST_LINE.match(added.strip())
+    if again is None or _split_marks(again["rest"]) != (title, (*marks, Mark(name))):
+        added = line[: len(line) - len(line.lstrip())] + format_test_line(
+            title, (*marks, Mark(name))
+        )
+    return source[:start] + added + source[end:]
