@@ -68,10 +68,15 @@ def changed_lines(diff: str) -> list[str]:
     return [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in "+++---"]
 
 
+CUT_EVERY_LOOP = "[tool.ntdd]\nsmoke_min_seconds = 0\n"  # these trainings take milliseconds
+
+
 @pytest.fixture
 def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The user's folder, where the command runs."""
+    """The user's folder, where the command runs: its smoke runs cut every training loop,
+    however short, as smoke mode does for trainings that take seconds."""
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text(CUT_EVERY_LOOP, encoding="utf-8")
     return tmp_path
 
 
@@ -115,6 +120,7 @@ def test_write_marks_the_lines_and_the_smoke_run_is_then_green_where_the_full_ru
     here: Path, capsys: pytest.CaptureFixture[str], pytester: pytest.Pytester
 ) -> None:
     pytest.importorskip("torch")
+    pytester.makepyprojecttoml(CUT_EVERY_LOOP)
     path = write_notebook(pytester.path / "train.ipynb", TORCH_CELLS)
     original = path.read_text(encoding="utf-8")
     status, out, err = mark(capsys, "--write", str(path))
@@ -228,7 +234,7 @@ def test_both_files_of_a_jupytext_pair_get_the_mark_and_a_project_smoke_setting_
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`[tool.ntdd] smoke = true` would make the full run a smoke run: it is a full run."""
-    (here / "pyproject.toml").write_text("[tool.ntdd]\nsmoke = true\n", encoding="utf-8")
+    (here / "pyproject.toml").write_text(CUT_EVERY_LOOP + "smoke = true\n", encoding="utf-8")
     cells = [MODEL, TRAINING, "# TEST: all epochs\nassert m.steps == 30"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "P", "language": "python"}
