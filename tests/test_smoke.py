@@ -60,7 +60,8 @@ def test_a_dataloader_made_in_a_helper_module_yields_k_batches_and_its_len_agree
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
-            "*nb.ipynb (setup cell 1*), line 3: a DataLoader's pass cut to 3 of 100 batches (its first and its last)"
+            "*nb.ipynb (setup cell 1*), line 3: a DataLoader's pass cut to 3 of 100 batches "
+            "(its first and its last)"
         ]
     )
     full = run(pytester, "--ntdd", "nb.ipynb")
@@ -86,7 +87,8 @@ def test_a_training_loop_in_a_function_the_cell_defines_and_calls_runs_e_times(
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
         [
-            "*nb.ipynb (setup cell 2*), line 2: a training loop cut to 2 of 500 passes (its first and its last)"
+            "*nb.ipynb (setup cell 2*), line 2: a training loop cut to 2 of 500 passes "
+            "(its first and its last)"
         ]
     )
 
@@ -100,7 +102,8 @@ def test_tqdm_over_a_range_and_trange_run_e_times(notebook: Any, pytester: pytes
             f"{indented(STEP, 4)}\n    first.append(epoch)\n"
             "for epoch in trange(10, 300, 10, leave=False):\n"
             f"{indented(STEP, 4)}\n    second.append(epoch)",
-            "# TEST: two epochs and the last of each\nassert first == [0, 1, 299] and second == [10, 20, 290]",
+            "# TEST: two epochs and the last of each\n"
+            "assert first == [0, 1, 299] and second == [10, 20, 290]",
         ]
     )
     result = run(pytester, "--ntdd", *SMOKE, "--ntdd-smoke-epochs", "3", "nb.ipynb")
@@ -203,9 +206,12 @@ def test_a_dataset_a_training_loop_iterates_itself_yields_the_smoke_examples_a_p
         result.stdout.fnmatch_lines(
             [
                 "ntdd: smoke mode capped:",
-                "*(setup cell 2*), line 8: a training loop cut to 2 of 3 passes (its first and its last)",
-                "*(setup cell 2*), line 9: a Dataset's pass cut to 5 of 640 examples (its first and its last) (2 times)",
-                "*(setup cell 2*), line 16: a Dataset's pass cut to 5 of 100 examples (its first and its last)",
+                "*(setup cell 2*), line 8: a training loop cut to 2 of 3 passes (its first and its "
+                "last)",
+                "*(setup cell 2*), line 9: a Dataset's pass cut to 5 of 640 examples (its first "
+                "and its last) (2 times)",
+                "*(setup cell 2*), line 16: a Dataset's pass cut to 5 of 100 examples (its first "
+                "and its last)",
             ]
         )
         patch.setenv("EXPECTED", "6,14,3,640")
