@@ -72,8 +72,11 @@ class Loop:
                 return
             if reason:
                 run.note(self.where, reason)
-            for n in range(kept, total):
-                yield self.values[n]
+            if isinstance(self.values, range):
+                yield from self.values[kept:]  # at C speed: most loops run this way
+            else:
+                for n in range(kept, total):
+                    yield self.values[n]
         finally:
             if self in run.loops:
                 run.loops.remove(self)
