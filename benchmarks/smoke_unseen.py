@@ -272,7 +272,9 @@ def main() -> int:
                 row += f" {full_caught}/{applicable} | {smoke_caught}/{applicable} |"
             rows.append(row)
             print(row, file=sys.stderr, flush=True)
-            details += _details(name, reds, raised, capped, left, smoke)
+            found = _details(name, reds, raised, capped, left, smoke)
+            print("\n".join(found), file=sys.stderr, flush=True)
+            details += found
     lines = [*rows, "", *_totals(shares, fulls, totals, kills, args.no_faults, marking), ""]
     print("\n".join([*lines, *details]))
     return 0

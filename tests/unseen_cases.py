@@ -162,7 +162,7 @@ def accuracy_on(generator: str) -> str:
 
 # Each of its trainings is a cell of the same text but for the model and epochs: by those.
 EASY_RNN_10 = "model       = SimpleRNN(input_size, hidden_size, output_size)\ncriterion   = torch.nn.CrossEntropyLoss()\noptimizer   = torch.optim.RMSprop(model.parameters(), lr=0.001)\nmax_epochs  = 10\n"  # noqa: E501
-EASY_LSTM_100 = "model       = SimpleLSTM(input_size, hidden_size, output_size)\ncriterion   = torch.nn.CrossEntropyLoss()\noptimizer   = torch.optim.RMSprop(model.parameters(), lr=0.001)\nmax_epochs  = 100\n\n# Train the model\nmodel = train_and_test(model, train_data_gen, test_data_gen, criterion, optimizer, max_epochs, verbose=False)"  # noqa: E501
+EASY_LSTM_100 = "hidden_size = 4\noutput_size = train_data_gen.n_classes\nmodel       = SimpleLSTM(input_size, hidden_size, output_size)\ncriterion   = torch.nn.CrossEntropyLoss()\noptimizer   = torch.optim.RMSprop(model.parameters(), lr=0.001)\nmax_epochs  = 100\n\n# Train the model\nmodel = train_and_test(model, train_data_gen, test_data_gen, criterion, optimizer, max_epochs, verbose=False)"  # noqa: E501
 EASY_RNN_100 = "model       = SimpleRNN(input_size, hidden_size, output_size)\ncriterion   = torch.nn.CrossEntropyLoss()\noptimizer   = torch.optim.RMSprop(model.parameters(), lr=0.001)\nmax_epochs  = 100\n"  # noqa: E501
 MODERATE = "difficulty     = QRSU.DifficultyLevel.MODERATE"
 SEQ_CLASSIFICATION = Case(  # Canziani's sequence classes: RNNs and LSTMs, five trainings by helper
