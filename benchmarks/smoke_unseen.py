@@ -218,6 +218,7 @@ def main() -> int:
     details: list[str] = []
     shares: dict[str, Figure] = {}
     fulls: dict[str, Figure] = {}
+    marked: list[str] = []
     totals = {"tests": 0, "passing": 0, "reds": 0, "marked reds": 0, "raised": 0, "capped": 0}
     kills = {"full": 0, "smoke": 0, "applicable": 0}
     with tempfile.TemporaryDirectory(prefix="ntdd-unseen-") as tmp:
@@ -256,8 +257,6 @@ def main() -> int:
                 marked = after_mark(tree, name, Path(tmp) / name / "marked", full.tests)
                 totals["marked reds"] += len(marked)
                 row += f" {len(marked)} |"
-                details.append(f"  after `ntdd mark --smoke --write`: {len(marked)} false reds")
-                details += [f"    {t}" for t in marked]
             row += f" {', '.join(raised) or '-'} | {len(capped)} |"
             if args.no_faults or figures["full"].median > args.faults_limit:
                 row += " - | - |"
@@ -273,6 +272,9 @@ def main() -> int:
             rows.append(row)
             print(row, file=sys.stderr, flush=True)
             found = _details(name, reds, raised, capped, left, smoke)
+            if marking:
+                found.append(f"  after `ntdd mark --smoke --write`: {len(marked)} false reds")
+                found += [f"    still red: {t}" for t in marked]
             print("\n".join(found), file=sys.stderr, flush=True)
             details += found
     lines = [*rows, "", *_totals(shares, fulls, totals, kills, args.no_faults, marking), ""]
