@@ -1,9 +1,9 @@
 """A trimmed copy of the d2l package's `d2l/torch.py`, version 1.0.3 (MIT-0), for ntdd's tests.
 
 The parts the training chapters of tests/corpus/training import, copied as
-d2l 1.0.3 publishes them, with three changes (see SOURCES.md beside this
+d2l 1.0.3 publishes them, with four changes (see SOURCES.md beside this
 folder): no matplotlib (a ProgressBoard records its points and draws
-nothing), no torchvision (`FashionMNIST` is synthetic data of the same
+nothing; `plot` and `show_images` draw nothing), no torchvision (`FashionMNIST` is synthetic data of the same
 shapes, made offline) and no DataLoader worker processes.
 """
 
@@ -425,6 +425,18 @@ class SoftmaxRegression(d2l.Classifier):
 
     def forward(self, X):
         return self.net(X)
+
+def plot(X, Y=None, xlabel=None, ylabel=None, legend=[], xlim=None,
+         ylim=None, xscale='linear', yscale='linear',
+         fmts=('-', 'm--', 'g-.', 'r:'), figsize=(3.5, 2.5), axes=None):
+    """Plot data points: no matplotlib here, so it draws nothing.
+
+    Defined in :numref:`sec_calculus`"""
+
+def show_images(imgs, num_rows, num_cols, titles=None, scale=1.5):
+    """Plot a list of images: no matplotlib here, so it draws nothing.
+
+    Defined in :numref:`sec_fashion_mnist`"""
 
 def cpu():
     """Get the CPU device.
