@@ -11,7 +11,8 @@ run meets at its end (`epoch == epochs - 1`, `(epoch + 1) % 5 == 0`) a
 smoke run meets too; and only where its passes are passes of one training
 (a pass that makes an optimizer starts a training of its own: a loop over
 models or settings runs in full) and where the passes it would skip take
-long enough to be worth it.
+long enough to be worth it: the CPU time of its first passes tells, once a
+session for each loop, so that the tests of a run agree.
 """
 
 from __future__ import annotations
@@ -60,12 +61,12 @@ class Loop:
             yield from self.values
             return
         kept = max(self.cap - 1, 1)
-        start, started = run.work, time.perf_counter()
+        start, started = run.work, time.process_time()
         run.loops.append(self)
         try:
             for n in range(kept):
                 yield self.values[n]
-            spent = time.perf_counter() - started
+            spent = time.process_time() - started
             reason = self._left_alone(run, start, spent / kept * (total - self.cap))
             if reason is None:
                 yield from self._cut(run, total)
@@ -87,7 +88,7 @@ class Loop:
             return ""
         if self.made:
             return TRAININGS
-        if rest < run.caps.min_seconds:
+        if run.short.setdefault(self.where, rest < run.caps.min_seconds):
             return (
                 f"{LEFT_ALONE}the passes a cut would skip take about {rest:.2g} s, "
                 f"under {run.caps.min_seconds:g} s (--ntdd-smoke-min-seconds)"

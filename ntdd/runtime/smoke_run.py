@@ -15,7 +15,8 @@ inherits it with the rest of the process.
 
 A pass is cut to its first batches and its last one (the short one, where
 there is one), and only where the rest of it would take long enough to be
-worth it: the first pass of each DataLoader decides for the test, so that
+worth it, in the CPU time the process spent on its first batches (another
+process's load does not move it): the first pass of each DataLoader decides for the test, so that
 its `len()` agrees with every pass after it (a `len()` asked before its
 first pass decides for the cut). What was cut, and what was
 left alone, is noted by the notebook's cell and line, for the terminal's
@@ -65,7 +66,10 @@ class SmokeRun:
         self.loops: list[Any] = []  # the capped loops running now, outermost first
         self.watched: dict[str, str] = {}  # the blocks inside the loops cut: the block around
         self.reached: set[str] = set()  # the blocks inside capped loops that ran
+        # Whether each DataLoader's passes are cut, and each loop's (by its place) where a
+        # cut is worth its time: decided once a session, so the tests of a run agree.
         self._cuts: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+        self.short: dict[str, bool] = {}
         self._passes: dict[int, tuple[Any, Pass]] = {}  # id(dataset): its last cut pass
         self._undo: list[Callable[[], None]] = []
         self._finder: _PatchOnImport | None = None
@@ -103,7 +107,6 @@ class SmokeRun:
         finally:
             self.runtime = None
             self.loops.clear()
-            self._cuts.clear()
             self._passes.clear()
             ACTIVE.reset(token)
 
@@ -187,7 +190,7 @@ class SmokeRun:
 
     def _cut(self, loader: Any, iterator: Iterator[Any], total: int | None) -> Iterator[Any]:
         kept = max(self.caps.batches - 1, 1)
-        started = time.perf_counter()
+        started = time.process_time()
         examples: int | None = 0
         for _ in range(kept):
             try:
@@ -198,7 +201,7 @@ class SmokeRun:
             yield batch
         where = self.place(sys._getframe(1))
         if total is not None and loader not in self._cuts:
-            rest = (time.perf_counter() - started) / kept * (total - self.caps.batches)
+            rest = (time.process_time() - started) / kept * (total - self.caps.batches)
             self._cuts[loader] = rest >= self.caps.min_seconds
             if not self._cuts[loader]:
                 self.note(where, _short("a DataLoader's passes", rest, self.caps.min_seconds))
