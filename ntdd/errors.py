@@ -129,6 +129,10 @@ class NtddTimeout(BaseException):
     """A test, or the cells it needed, ran past its deadline."""
 
 
+class NotebookOutOfTime(NtddTimeout):
+    """A test of a notebook whose time budget an earlier test spent: it ran no cell."""
+
+
 class KernelDied(BaseException):
     """Notebook code called `os._exit`: a kernel would die here.
 

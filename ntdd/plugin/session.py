@@ -38,6 +38,8 @@ class NtddSession:
         plugins.register(self.reporting, "ntdd-reporting")
         plugins.register(self.running, "ntdd-running")
         plugins.register(AwaitsOnTheLoop(), "ntdd-await")
+        if self.running.budgets is not None:
+            plugins.register(self.running.budgets, "ntdd-notebook-budgets")
         if settings.outputs is not None:
             output_records(config)
         if settings.smoke is not None:

@@ -82,6 +82,21 @@ class Overrun:
     # files written with what it has, this test failed with the message given
 
 
+class Budget:
+    """Seconds that the deadlines of several tests draw on together: a notebook's, for all
+    its tests (`--ntdd-notebook-timeout`). *message* is what the timeout says when the
+    budget, not the test's own deadline, is the limit that strikes."""
+
+    def __init__(self, seconds: float, message: str) -> None:
+        self.seconds = seconds
+        self.remaining = seconds
+        self.message = message
+
+    @property
+    def spent(self) -> bool:
+        return self.remaining <= 0
+
+
 class Deadline:
     """A time budget spent across the phases (setup, then call) of one test.
 
@@ -96,8 +111,9 @@ class Deadline:
         self.overrun = overrun or Overrun()
 
     @contextlib.contextmanager
-    def running(self, own_code: bool = False) -> Iterator[None]:
-        """The block runs within what is left of the budget.
+    def running(self, own_code: bool = False, shared: Budget | None = None) -> Iterator[None]:
+        """The block runs within what is left of the budget, and of *shared* (its
+        notebook's), whichever is less; the timeout names the limit that struck.
 
         *own_code*: the block runs ntdd's own code, no cell of the notebook (an
         output check comparing outputs). Then a timer signal keeps the time
@@ -105,15 +121,21 @@ class Deadline:
         sanitize pattern that backtracks), where the watchdog thread never gets
         to run; no cell runs to have its own use of the signal disturbed.
         """
-        if self.remaining <= 0:
-            raise NtddTimeout(self.message)
+        seconds, message = self.remaining, self.message
+        if shared is not None and shared.remaining < seconds:
+            seconds, message = shared.remaining, shared.message
+        if seconds <= 0:
+            raise NtddTimeout(message)
         start = time.monotonic()
         watch = _alarm if own_code and _alarm_possible() else _watch
         try:
-            with watch(self.remaining, self.message, self.overrun):
+            with watch(seconds, message, self.overrun):
                 yield
         finally:
-            self.remaining -= time.monotonic() - start
+            spent = time.monotonic() - start
+            self.remaining -= spent
+            if shared is not None:
+                shared.remaining -= spent
 
 
 @contextlib.contextmanager

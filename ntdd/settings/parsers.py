@@ -55,6 +55,22 @@ def seconds(given: Given) -> float:
     return parse_timeout(given.value, given.where, given.name)
 
 
+def budget(given: Given) -> float:
+    """Seconds, or none (any case): no budget, as 0 is."""
+    value = given.value
+    if isinstance(value, str) and value.strip().lower() == "none":
+        return 0.0
+    try:
+        found = seconds(given)
+    except ConfigError:
+        found = math.nan
+    if math.isnan(found):
+        raise ConfigError(
+            f"{given.where}: {given.name} must be a number of seconds >= 0, or none; got {value!r}"
+        )
+    return found
+
+
 def devices(given: Given) -> tuple[str, ...]:
     return parse_devices(given.value, given.where)
 
@@ -190,6 +206,7 @@ def threads(given: Given) -> int | None:
 PARSERS: dict[str, Callable[[Given], Any]] = {
     "switch": switch,
     "seconds": seconds,
+    "budget": budget,
     "devices": devices,
     "parameters": parameters,
     "shard": shard,

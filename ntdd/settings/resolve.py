@@ -81,6 +81,7 @@ class _Resolver:
             enabled=enabled,
             devices=self.value("devices"),
             timeout=timeout or None,  # 0: no limit
+            notebook_timeout=self.value("notebook_timeout") or None,  # 0: no budget
             parameters=self._parameters(),
             template=template,
             smoke=self._smoke(),

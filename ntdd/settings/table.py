@@ -94,6 +94,18 @@ ROWS: tuple[Row, ...] = (
         default=DEFAULT_TIMEOUT,
     ),
     Row(
+        "notebook_timeout",
+        "budget",
+        flag="--ntdd-notebook-timeout",
+        metavar="SECONDS",
+        help="fail a notebook whose cells and tests together run longer: the test running "
+        "then and every test of the notebook after it; off by default, 0 or none for none "
+        "(ini: ntdd_notebook_timeout)",
+        ini="ntdd_notebook_timeout",
+        ini_help="seconds per notebook, all its cells and tests together",
+        pyproject="notebook_timeout",
+    ),
+    Row(
         "devices",
         "devices",
         flag="--ntdd-devices",

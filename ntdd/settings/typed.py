@@ -64,6 +64,7 @@ class Settings:
     enabled: bool = False  # `--ntdd`: notebooks are collected
     devices: tuple[str, ...] = DEFAULT_DEVICES
     timeout: float | None = DEFAULT_TIMEOUT  # None: no limit
+    notebook_timeout: float | None = None  # each notebook's budget, every test of it; None: none
     parameters: Parameters = field(default_factory=Parameters)  # test-only overrides
     template: Path | None = None  # `[tool.ntdd] template`: a module template of the user's own
     smoke: Smoke | None = None  # `--ntdd-smoke`: what a smoke run caps; None: a full run

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from ntdd.errors import SetupError
+from ntdd.errors import NotebookOutOfTime, SetupError
 from ntdd.format.locate import CellLocation
 from ntdd.plugin.beside import nbval as beside_nbval
 from ntdd.plugin.failures import places
@@ -27,6 +27,7 @@ from ntdd.plugin.failures.places import failing_line
 from ntdd.plugin.failures.tracebacks import notebook_failure
 from ntdd.plugin.items import notebook_module, runtime_of
 from ntdd.plugin.results.record import ATTRIBUTE, made, record_of
+from ntdd.plugin.running.budget import one_line, out_of_time
 from ntdd.runtime import timeout
 from ntdd.runtime.fixtures import device_under_test
 from ntdd.runtime.protocol import Runtime
@@ -80,6 +81,8 @@ class ReportHooks:
                 report.when = "call"  # the end test's run of its cells is its check: failed
         if report.failed and ours is not None and call.excinfo is not None:
             report.longrepr = notebook_failure(item, ours, call.excinfo) or report.longrepr
+        if out_of_time(item) and call.excinfo is not None:  # failed, or taken for an xfail
+            _failed_for_the_budget(report, call.excinfo.value)
         values: dict[str, Any] = {}
         if ours is not None:
             values["notebook"] = str(ours.cells.notebook)
@@ -242,6 +245,15 @@ def _name_the_cell(item: pytest.Item, runtime: Runtime, call: pytest.CallInfo[No
             ("cell_id", error.cell_id or ""),
         ]
     )
+
+
+def _failed_for_the_budget(report: pytest.TestReport, error: BaseException) -> None:
+    """A failure, whatever phase ran out of the notebook's time (`running.budget`), and
+    whatever the test's `@xfail` says; a test that ran no cell says so in one line."""
+    _not_expected(report)
+    report.when = "call"
+    if isinstance(error, NotebookOutOfTime):
+        report.longrepr = one_line(error)  # type: ignore[assignment]
 
 
 def _not_expected(report: pytest.TestReport) -> None:

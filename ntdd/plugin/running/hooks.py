@@ -1,7 +1,8 @@
 """How a notebook test runs: in its cells' folder and event loop, in time, its damage kept in.
 
 Each phase of a notebook test runs within its time budget (ntdd's timeout,
-the cell's `@timeout`, or pytest-timeout's, held by one deadline) and with
+the cell's `@timeout`, or pytest-timeout's, held by one deadline; and what is
+left of its notebook's, `budget`) and with
 the process damage its cells may do contained; an `async def` test awaits
 on the notebook's loop. The session starts by noting the process every
 notebook starts from, and ends with one pass of the garbage collector.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import inspect
+import math
 import sys
 from collections.abc import Generator, Iterator
 from typing import Any
@@ -20,6 +22,7 @@ import pytest
 
 from ntdd.plugin.beside import nbval as beside_nbval
 from ntdd.plugin.items import notebook_module, runtime_of
+from ntdd.plugin.running.budget import NotebookBudgets
 from ntdd.plugin.running.overrun import overrun_of
 from ntdd.runtime import containment, wakeup
 from ntdd.runtime.isolation import BASELINE, ProcessState
@@ -36,6 +39,10 @@ class RunHooks:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
+        self.budgets: NotebookBudgets | None = None  # `--ntdd-notebook-timeout`'s
+        if settings.notebook_timeout:
+            said = settings.said("notebook_timeout")
+            self.budgets = NotebookBudgets(config, settings.notebook_timeout, said)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """Note the process as it starts: every notebook starts from this state."""
@@ -93,7 +100,7 @@ class RunHooks:
     def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
         if _deadline_key in item.stash:  # a rerun (pytest-rerunfailures): a fresh budget
             del item.stash[_deadline_key]
-        with self._contained(item):
+        with self._contained(item, setup=True):
             return (yield)
 
     @pytest.hookimpl(wrapper=True)
@@ -103,7 +110,9 @@ class RunHooks:
             return (yield)
 
     @contextlib.contextmanager
-    def _contained(self, item: pytest.Item, own_code: bool = False) -> Iterator[None]:
+    def _contained(
+        self, item: pytest.Item, own_code: bool = False, setup: bool = False
+    ) -> Iterator[None]:
         """A notebook test's phase, within its time budget, its damage kept in (*own_code*:
         the phase runs ntdd's code alone, `Deadline.running`)."""
         __tracebackhide__ = True
@@ -111,15 +120,22 @@ class RunHooks:
             yield
             return
         runtime = runtime_of(item)
+        spends = self.budgets.of(runtime) if self.budgets and runtime is not None else None
+        if spends is not None and spends.message and setup:
+            yield  # the notebook's time is up: its setup runs no cell (`budget` fails it)
+            return
         deadline = item.stash.get(_deadline_key, None)
         seconds = self._timeout(item)
-        if deadline is None and seconds and runtime is not None:
+        if deadline is None and (seconds or spends) and runtime is not None:
             overrun = overrun_of(runtime, item)
-            deadline = item.stash.setdefault(_deadline_key, Deadline(seconds, item.nodeid, overrun))
+            deadline = Deadline(seconds or math.inf, item.nodeid, overrun)
+            item.stash[_deadline_key] = deadline
         runs_code_of = runtime.runs_code_of if runtime is not None else _nobody
+        budget = spends.budget if spends is not None else None
         with (
+            self.budgets.phase(item, spends) if self.budgets and spends else _nothing(),
             containment.contained(item.nodeid, runs_code_of),
-            deadline.running(own_code) if deadline else _nothing(),
+            deadline.running(own_code, budget) if deadline else _nothing(),
         ):
             yield
 
