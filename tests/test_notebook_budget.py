@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run
+from conftest import line_of, run
 
 from ntdd.runtime.timeout import HARD_END_STATUS
 
@@ -249,3 +249,17 @@ def test_a_loop_that_swallows_every_stop_ends_the_process_naming_the_budget(
     result.stderr.fnmatch_lines(
         [f"ntdd: {BUDGET}, and it went on for 5 s after NtddTimeout was raised*"]
     )
+
+
+def test_on_github_actions_the_budget_is_annotated_once_at_the_line_it_ran_out(
+    notebook: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+    path = slow_notebook(notebook)
+    result = run(pytester, "--ntdd", "--ntdd-notebook-timeout", "1", "a.ipynb")
+    result.assert_outcomes(passed=1, failed=3)
+    found = [line for line in result.stderr.lines if line.startswith("::error ")]
+    assert [line.split("::")[1] for line in found] == [
+        f"error file=a.ipynb,line={line_of(path, 'time.sleep(30)')},title=a.ipynb%3A%3Atest_slow"
+    ]

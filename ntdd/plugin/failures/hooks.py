@@ -96,7 +96,8 @@ class ReportHooks:
             # A failure at its line; a setup cell's once, for the test that ran the cell.
             error = call.excinfo.value if call.excinfo else None
             below = isinstance(error, SetupError) and error.__cause__ is None
-            values["annotate"] = not below
+            # Once, at the line that ran out of the notebook's time; not at each test after.
+            values["annotate"] = not below and not isinstance(error, NotebookOutOfTime)
         contributors = self.config.hook.pytest_ntdd_record  # ntdd's features: no conftest's
         read = bool(contributors.get_hookimpls())  # else only the `-v` line reads the record
         if read:

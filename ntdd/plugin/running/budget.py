@@ -35,7 +35,7 @@ from ntdd.runtime.protocol import Runtime
 from ntdd.runtime.timeout import Budget
 
 SLOWEST_NAMED = 3  # the slow cells a message names
-SHOWN_LEAST = 0.05  # seconds: a quicker cell is no lead (it would show as 0.0 s)
+SHOWN_LEAST = 0.05  # seconds: a quicker cell is no lead, and is not named
 OUT_OF_TIME = pytest.StashKey[bool]()  # on a test that failed for its notebook's budget
 
 
@@ -125,11 +125,10 @@ class NotebookBudgets:
         logged = len(self.log.runs)
         try:
             yield
-        except (Exception, NtddTimeout) as error:
-            self._count(time, logged)
-            if not time.budget.spent:
-                raise
-            time.message = time.spent_in(item.name)
+        except BaseException as error:
+            spent_now = self._spent(item, time, logged)
+            if not (spent_now and isinstance(error, (Exception, NtddTimeout))):
+                raise  # not the budget's doing: a cell's error, a skip, the user's Ctrl-C
             item.stash[OUT_OF_TIME] = True
             timeout = _timeout_in(error)
             if timeout is None:  # the cell caught the timeout, and raised something else
@@ -141,13 +140,17 @@ class NotebookBudgets:
             # broken setup cell errors), its message the budget's.
             raise timeout from None
         else:
-            self._count(time, logged)
-            if time.budget.spent:  # finished just as time ran out: the next test fails
-                time.message = time.spent_in(item.name)
+            self._spent(item, time, logged)  # just as time ran out: the next test fails
 
-    def _count(self, time: NotebookTime, logged: int) -> None:
+    def _spent(self, item: pytest.Item, time: NotebookTime, logged: int) -> bool:
+        """Counts the cells the phase ran; whether the phase spent what was left of the
+        budget (then the message is made, with the slowest cells so far)."""
         for run in self.log.runs[logged:]:
             time.add(run.index, run.cell_id, run.device, run.seconds)
+        if time.budget.spent and not time.message:
+            time.message = time.spent_in(item.name)
+            return True
+        return False
 
 
 def _timeout_in(error: BaseException) -> NtddTimeout | None:
