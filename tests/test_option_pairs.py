@@ -58,6 +58,7 @@ OPTIONS: dict[str, Option] = {
     "smoke": Option(("--ntdd-smoke", "--ntdd-smoke-min-seconds", "0")),  # every cut made
     "untested": Option(("--ntdd-run-untested",)),
     "timeout": Option(("--ntdd-timeout", "300")),
+    "notebook-timeout": Option(("--ntdd-notebook-timeout", "600")),
     "threads": Option(("--ntdd-threads", "1")),
     "slow-cells": Option(("--ntdd-slow-cells", "3")),
     "durations": Option(("--ntdd-store-durations", "durations.json"), ("durations.json",)),
