@@ -67,8 +67,8 @@ def test_a_run_records_its_seconds_and_the_next_auto_starts_no_workers_for_littl
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
-            "ntdd: -n auto: no workers: *.* s of recorded work (pytest's cache) on * cores "
-            "pays for none (a worker per 15 s, two at least)"
+            "ntdd: -n auto: no workers: *.* s of recorded work in 2 files (pytest's cache) "
+            "on * cores pays for none (each worker past the first must save 15 s)"
         ]
     )
     assert _workers_ran(pytester) == {"controller"}
@@ -80,10 +80,9 @@ def test_recorded_work_that_pays_for_workers_gets_them(pytester: pytest.Pytester
     _record(pytester, {"a.ipynb": 100.0, "b.ipynb": 100.0})
     result = _run(pytester)
     result.assert_outcomes(passed=2)
-    workers = min(cores(), 13)
     result.stdout.fnmatch_lines(
         [
-            f"ntdd: -n auto: {workers} workers for 200.0 s of recorded work "
+            "ntdd: -n auto: 2 workers for 200.0 s of recorded work in 2 files "
             f"(pytest's cache) on {cores()} cores"
         ]
     )
@@ -96,7 +95,7 @@ def test_only_the_files_the_run_names_count(pytester: pytest.Pytester) -> None:
     _record(pytester, {"quick/a.ipynb": 2.0, "long/b.ipynb": 1000.0})
     result = _run(pytester, "quick")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["ntdd: -n auto: no workers: 2.0 s of recorded work *"])
+    result.stdout.fnmatch_lines(["ntdd: -n auto: no workers: 2.0 s of recorded work in 1 file *"])
     assert _workers_ran(pytester) == {"controller"}
 
 
@@ -138,7 +137,7 @@ def test_a_durations_file_counts_before_the_cache(pytester: pytest.Pytester) -> 
     result = _run(pytester, "--ntdd-durations", "d.json")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(
-        ["ntdd: -n auto: no workers: 3.0 s of recorded work (--ntdd-durations) on *"]
+        ["ntdd: -n auto: no workers: 3.0 s of recorded work in 1 file (--ntdd-durations) on *"]
     )
 
 

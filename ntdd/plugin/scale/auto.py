@@ -27,6 +27,7 @@ from ntdd.plugin.scale.balance import (
     SECONDS_PER_WORKER,
     _is_seconds,
     load_durations,
+    partition,
     workers_that_pay,
 )
 from ntdd.plugin.scale.shards import DurationsRecorder
@@ -87,13 +88,17 @@ def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
             _said(config, None, "nothing recorded yet: a worker per core, as xdist counts")
             return None
         recorded, source = cached, "pytest's cache"
-    seconds = sum(recorded[unit] for unit in _named(config, recorded))
-    if settings.shard is not None:
-        seconds /= settings.shard.count
+    named = {unit: recorded[unit] for unit in _named(config, recorded)}
+    if settings.shard is not None:  # this shard's files, dealt out as the shard deals them
+        mine = partition(named, settings.shard.count)[settings.shard.index - 1]
+        named = {unit: named[unit] for unit in mine}
     available = cores()
-    workers = workers_that_pay(seconds, available)
-    pays = f"{seconds:.1f} s of recorded work ({source}) on {available} cores"
-    rule = f"a worker per {SECONDS_PER_WORKER:g} s, two at least"
+    workers = workers_that_pay(list(named.values()), available)
+    seconds = sum(named.values())
+    pays = (
+        f"{seconds:.1f} s of recorded work in {_files(len(named))} ({source}) on {available} cores"
+    )
+    rule = f"each worker past the first must save {SECONDS_PER_WORKER:g} s"
     if workers:
         return _said(config, workers, f"{workers} workers for {pays}")
     return _said(config, 0, f"no workers: {pays} pays for none ({rule})")
@@ -113,6 +118,10 @@ def _said(config: pytest.Config, workers: int | None, how: str) -> int | None:
     if not config.pluginmanager.has_plugin("ntdd-auto"):
         config.pluginmanager.register(_Counted(f"ntdd: -n auto: {how}"), "ntdd-auto")
     return workers
+
+
+def _files(count: int) -> str:
+    return f"{count} file{'s' if count != 1 else ''}"
 
 
 def _read(path: Path) -> dict[str, float] | None:
