@@ -306,14 +306,18 @@ def test_an_empty_shard_passes_under_xdist_too(notebook: Any, pytester: pytest.P
 @pytest.mark.parametrize(
     ("seconds", "cpus", "workers"),
     [
-        (SECONDS_PER_WORKER * 1.9, 4, 0),  # one worker's worth: no xdist at all
-        (SECONDS_PER_WORKER * 3, 4, 3),
-        (SECONDS_PER_WORKER * 100, 4, 4),  # never more than the cores
-        (SECONDS_PER_WORKER * 100, 1, 0),
+        ([SECONDS_PER_WORKER * 0.95] * 2, 4, 0),  # one worker's worth: no xdist at all
+        ([SECONDS_PER_WORKER] * 3, 4, 3),  # a worker per SECONDS_PER_WORKER
+        ([SECONDS_PER_WORKER * 6], 4, 0),  # one notebook: a second worker idles
+        ([SECONDS_PER_WORKER * 10, 1.0, 1.0], 2, 0),  # one long notebook, two quick
+        ([SECONDS_PER_WORKER * 10, SECONDS_PER_WORKER * 2], 4, 2),
+        ([SECONDS_PER_WORKER] * 100, 4, 4),  # never more than the cores
+        ([SECONDS_PER_WORKER] * 100, 1, 0),
+        ([], 4, 0),
     ],
 )
 def test_auto_workers_are_as_many_as_the_recorded_work_pays_for(
-    seconds: float, cpus: int, workers: int
+    seconds: list[float], cpus: int, workers: int
 ) -> None:
     assert workers_that_pay(seconds, cpus) == workers
 

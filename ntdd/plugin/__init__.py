@@ -86,6 +86,12 @@ def _register_scale_plugins(config: pytest.Config, settings: Settings) -> None:
         ):
             if extra is not None:
                 config.pluginmanager.register(extra, name)
+    if settings.enabled:
+        from ntdd.plugin.scale.auto import cached_durations
+
+        cached = cached_durations(config)
+        if cached is not None:
+            config.pluginmanager.register(cached, "ntdd-cached-durations")
     if settings.summary is not None:
         from ntdd.plugin.results.summary import summary_writer
 
@@ -166,14 +172,13 @@ class Dormant:
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` with a durations file: as many workers as this shard's work pays for.
+    """`-n auto`: as many workers as the recorded work pays for (`scale.auto`).
 
-    Without one, xdist decides (a worker per core). xdist asks before `pytest_configure`:
-    the settings are resolved here, then.
+    xdist asks before `pytest_configure`: the settings are resolved here, then.
     """
     if not table.asked(config):
         return None
-    from ntdd.plugin.scale.shards import auto_workers
+    from ntdd.plugin.scale.auto import auto_workers
 
     return auto_workers(config, _settings(config))
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,17 +96,29 @@ def _is_seconds(value: object) -> bool:
     )
 
 
-# Recorded seconds of notebook work that pay for one more xdist worker. Each
+# The seconds of work one more xdist worker must save to pay for itself. Each
 # worker starts pytest and imports the notebooks' libraries again (torch: a
 # second or two of CPU); on the d2l chapters `-n 2` cost twice the CPU of
 # `-n 0` and lost on wall time too (benchmarks/RESULTS.md, "Real notebooks").
 SECONDS_PER_WORKER = 15.0
 
 
-def workers_that_pay(seconds: float, cpus: int) -> int:
-    """How many xdist workers *seconds* of recorded work pay for; 0: none (no xdist).
+def workers_that_pay(seconds: Sequence[float], cpus: int) -> int:
+    """How many xdist workers the recorded work pays for; 0: none (no xdist).
 
-    One worker is never worth it (a controller and a worker, for the work of one).
+    *seconds* holds one entry per notebook or test file. A notebook's tests all
+    run on one worker, so each file is dealt out whole, heaviest first: one long
+    notebook beside quick ones gains nothing from a second worker. The most
+    workers that each save `SECONDS_PER_WORKER` of wall time past the first are
+    started, at most one per core and per file; one worker never pays (a
+    controller and a worker, for the work of one). With files of equal length,
+    that is a worker per `SECONDS_PER_WORKER` of work.
     """
-    workers = min(cpus, int(seconds // SECONDS_PER_WORKER))
-    return workers if workers >= 2 else 0
+    weights = {str(number): max(0.0, s) for number, s in enumerate(seconds)}
+    total = sum(weights.values())
+    best = 0
+    for workers in range(2, min(cpus, len(weights)) + 1):
+        longest = max(sum(weights[unit] for unit in shard) for shard in partition(weights, workers))
+        if total - longest >= SECONDS_PER_WORKER * (workers - 1) - 1e-9:
+            best = workers
+    return best

@@ -28,9 +28,8 @@ from ntdd.plugin.scale.balance import (
     load_durations,
     partition,
     weigh,
-    workers_that_pay,
 )
-from ntdd.settings.typed import Settings, Shard, settings_of
+from ntdd.settings.typed import Shard, settings_of
 
 # What a worker tells the xdist controller, in its `workeroutput`: the controller
 # collects nothing itself, yet reports on the shard and sets the exit status.
@@ -136,8 +135,6 @@ class DurationsRecorder:
         self.seconds: dict[str, float] = {}
         self.started: dict[str, float] = {}  # node id: when it started, for a crashed worker's
         self.finished: set[str] = set()  # node ids whose every phase reported
-        if _merged_into(path):
-            load_durations(path, where)  # refuse now, not after the run, to merge into junk
 
     def pytest_ntdd_record(self, item: pytest.Item) -> dict[str, Any]:
         """Name the unit on the record: under xdist it travels to the controller with it."""
@@ -170,15 +167,20 @@ class DurationsRecorder:
         """
         if _is_worker(self.config):
             return
-        seconds = dict(self.seconds)
-        if exitstatus == pytest.ExitCode.INTERRUPTED:
-            cut = {_unit_of(self.config, n) for n in self.started if n not in self.finished}
-            seconds = {unit: s for unit, s in seconds.items() if unit not in cut}
+        seconds = self.measured(exitstatus)
         if not seconds:
             return
         old = load_durations(self.path, self.where) if _merged_into(self.path) else {}
         text = dump_durations({**old, **seconds})
         results_files.write(session, self.where, self.path, lambda: write_atomic(self.path, text))
+
+    def measured(self, exitstatus: int) -> dict[str, float]:
+        """Each unit's seconds in this run, less the units Ctrl-C cut short."""
+        seconds = dict(self.seconds)
+        if exitstatus == pytest.ExitCode.INTERRUPTED:
+            cut = {_unit_of(self.config, n) for n in self.started if n not in self.finished}
+            seconds = {unit: s for unit, s in seconds.items() if unit not in cut}
+        return seconds
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.seconds and not _is_worker(self.config):
@@ -213,6 +215,8 @@ def durations_recorder(config: pytest.Config) -> DurationsRecorder | None:
     if stored is None:
         return None
     try:
+        if _merged_into(stored.path):  # refuse now, not after the run, to merge into junk
+            load_durations(stored.path, stored.said)
         return DurationsRecorder(config, stored.path, stored.said)
     except ConfigError as e:
         raise pytest.UsageError(f"ntdd: {e}") from e
@@ -244,24 +248,6 @@ def _shown(path: Path, config: pytest.Config) -> str:
 
 def _is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
-
-
-def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
-    """`-n auto`'s worker count from the durations file: this shard's share of its
-    seconds, a worker per `SECONDS_PER_WORKER`. None (xdist's own count) where no
-    file is named; 0 where it is not recorded yet: nothing says workers would pay."""
-    if settings.durations is None:
-        return None
-    path = settings.durations.path
-    if not path.exists():
-        return 0
-    try:
-        seconds = sum(load_durations(path, settings.durations.said).values())
-    except ConfigError as e:
-        raise pytest.UsageError(f"ntdd: {e}") from e
-    if settings.shard is not None:
-        seconds /= settings.shard.count
-    return workers_that_pay(seconds, os.cpu_count() or 1)
 
 
 def _merged_into(path: Path) -> bool:
