@@ -21,7 +21,7 @@ WHERE = (
     "# TEST: where it ran\nimport os\nfrom pathlib import Path\n"
     "Path('ran-in-' + os.environ.get('PYTEST_XDIST_WORKER', 'controller')).touch()"
 )
-CACHED = Path(".pytest_cache", "v", "ntdd", "durations")
+CACHED = Path(".pytest_cache", "v", "ntdd", "cpu_seconds")
 
 
 @pytest.fixture(autouse=True)
@@ -67,8 +67,9 @@ def test_a_run_records_its_seconds_and_the_next_auto_starts_no_workers_for_littl
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(
         [
-            "ntdd: -n auto: no workers: *.* s of recorded work in 2 files (pytest's cache) "
-            "on * cores pays for none (each worker past the first must save 15 s)"
+            "ntdd: -n auto: no workers: *.* s of recorded work in 2 files "
+            "(CPU time, pytest's cache) on * cores pays for none "
+            "(each worker past the first must save 15 s)"
         ]
     )
     assert _workers_ran(pytester) == {"controller"}
@@ -83,7 +84,7 @@ def test_recorded_work_that_pays_for_workers_gets_them(pytester: pytest.Pytester
     result.stdout.fnmatch_lines(
         [
             "ntdd: -n auto: 2 workers for 200.0 s of recorded work in 2 files "
-            f"(pytest's cache) on {cores()} cores"
+            f"(CPU time, pytest's cache) on {cores()} cores"
         ]
     )
     assert "controller" not in _workers_ran(pytester)
@@ -125,7 +126,7 @@ def test_the_cache_is_found_where_cache_dir_puts_it(
     pytester.makeini("[pytest]\ncache_dir = $NTDD_TEST_CACHE/cache\n")
     _notebooks(pytester, "a.ipynb")
     pytester.runpytest_subprocess("--ntdd").assert_outcomes(passed=1)
-    assert (pytester.path / "elsewhere" / "cache" / "v" / "ntdd" / "durations").is_file()
+    assert (pytester.path / "elsewhere" / "cache" / "v" / "ntdd" / "cpu_seconds").is_file()
     result = _run(pytester)
     result.stdout.fnmatch_lines(["ntdd: -n auto: no workers: *"])
 
@@ -145,3 +146,11 @@ def test_without_the_cache_nothing_is_recorded(pytester: pytest.Pytester) -> Non
     _notebooks(pytester, "a.ipynb")
     pytester.runpytest_subprocess("--ntdd", "-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not (pytester.path / ".pytest_cache").exists()
+
+
+def test_the_cache_keeps_cpu_seconds_so_waiting_is_no_work(pytester: pytest.Pytester) -> None:
+    """A busy machine's run, or a cell that waits, counts no more work than was done."""
+    write_notebook(pytester.path / "a.ipynb", [code("import time\ntime.sleep(1.5)"), code(WHERE)])
+    pytester.runpytest_subprocess("--ntdd", "--durations=1").assert_outcomes(passed=1)
+    recorded = json.loads((pytester.path / CACHED).read_text())
+    assert recorded["a.ipynb"] < 1.0

@@ -59,6 +59,7 @@ class TestRecord:
     checks_outputs: bool = False  # a check of a cell's saved outputs (`--ntdd-outputs`)
     figures: tuple[dict[str, str], ...] = ()  # such a check's figures that differ
     unit: str | None = None  # the notebook or test file the durations file times
+    cpu: float | None = None  # the CPU seconds the phase took, for `-n auto`'s count
     pinned: tuple[tuple[int, str], ...] = ()  # setup: cells a parameter pinned, and to what
 
     def to_data(self) -> dict[str, Any]:

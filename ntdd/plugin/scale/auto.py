@@ -4,7 +4,8 @@ Every worker starts pytest and imports the notebooks' libraries again, so on a
 few seconds of work `-n 2` is slower than `-n 0`. The count comes from what
 earlier runs measured: the durations file when one is named
 (`--ntdd-durations`), else what every `pytest --ntdd` run keeps in pytest's
-cache (key `ntdd/durations`, as `--ntdd-store-durations` keeps a file). Only
+cache (key `ntdd/cpu_seconds`: CPU seconds, as `--ntdd-store-durations` keeps
+wall seconds in a file). Only
 the files this run names count. With nothing recorded yet, xdist counts (a
 worker per core), and the run says so.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from typing import Any
 import pytest
 
 from ntdd.errors import ConfigError
+from ntdd.plugin.results.record import record_of
 from ntdd.plugin.scale.balance import (
     SECONDS_PER_WORKER,
     _is_seconds,
@@ -34,15 +37,44 @@ from ntdd.plugin.scale.shards import DurationsRecorder
 from ntdd.plugin.scale.threads import cores
 from ntdd.settings.typed import Settings
 
-KEY = "ntdd/durations"  # the pytest cache's key for each file's seconds
+KEY = "ntdd/cpu_seconds"  # the pytest cache's key for each file's CPU seconds
 
 
 class CachedDurations(DurationsRecorder):
-    """Records each file's seconds in pytest's cache, for the next `-n auto`: quietly,
-    merged as a durations file is (files that ran replace their entries)."""
+    """Records each file's CPU seconds in pytest's cache, for the next `-n auto`: quietly,
+    merged as a durations file is (files that ran replace their entries).
+
+    CPU seconds, where a durations file keeps wall seconds: a run on a busy machine
+    takes longer on the clock, and would have the next run start workers that do not
+    pay; the work, and a worker's start-up, cost the same CPU either way.
+    """
 
     def __init__(self, config: pytest.Config) -> None:
         super().__init__(config, cache_file(config), "pytest's cache")
+        self.phase_began = time.process_time()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self) -> None:
+        self.phase_began = time.process_time()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(self) -> None:
+        self.phase_began = time.process_time()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_teardown(self) -> None:
+        self.phase_began = time.process_time()
+
+    def pytest_ntdd_record(self, item: pytest.Item) -> dict[str, Any]:
+        """The phase's CPU seconds, where it ran: under xdist, on its worker."""
+        cpu = time.process_time() - self.phase_began
+        return {**super().pytest_ntdd_record(item), "cpu": cpu}
+
+    def seconds_of(self, report: pytest.TestReport) -> float:
+        record = record_of(report)
+        if record is not None and record.cpu is not None:
+            return record.cpu
+        return super().seconds_of(report)  # a crashed worker's test: its wall time
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         cache = getattr(self.config, "cache", None)
@@ -87,7 +119,7 @@ def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
         if cached is None:
             _said(config, None, "nothing recorded yet: a worker per core, as xdist counts")
             return None
-        recorded, source = cached, "pytest's cache"
+        recorded, source = cached, "CPU time, pytest's cache"
     named = {unit: recorded[unit] for unit in _named(config, recorded)}
     if settings.shard is not None:  # this shard's files, dealt out as the shard deals them
         mine = partition(named, settings.shard.count)[settings.shard.index - 1]

@@ -151,10 +151,13 @@ class DurationsRecorder:
         unit = record.unit if record is not None else None
         if unit is None:  # a report no phase made: a hard end's, a crashed worker's
             unit = _unit_of(self.config, report.nodeid)
-        seconds = report.duration
+        self.seconds[unit] = self.seconds.get(unit, 0.0) + self.seconds_of(report)
+
+    def seconds_of(self, report: pytest.TestReport) -> float:
+        """What the phase took: its duration, or a crashed worker's test its wall time."""
         if str(report.when) == "???":  # pytest-xdist's report of a test whose worker died
-            seconds = time.monotonic() - self.started.get(report.nodeid, time.monotonic())
-        self.seconds[unit] = self.seconds.get(unit, 0.0) + seconds
+            return time.monotonic() - self.started.get(report.nodeid, time.monotonic())
+        return float(report.duration)
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Merge into the file: units that ran replace their entries, the rest stay.
