@@ -69,7 +69,7 @@ def test_a_run_records_its_seconds_and_the_next_auto_starts_no_workers_for_littl
         [
             "ntdd: -n auto: no workers: *.* s of recorded work in 2 files "
             "(CPU time, pytest's cache) on * cores pays for none "
-            "(each worker past the first must save 15 s)"
+            "(each worker past the first must take 8 s off the longest share)"
         ]
     )
     assert _workers_ran(pytester) == {"controller"}

@@ -130,7 +130,7 @@ def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
     pays = (
         f"{seconds:.1f} s of recorded work in {_files(len(named))} ({source}) on {available} cores"
     )
-    rule = f"each worker past the first must save {SECONDS_PER_WORKER:g} s"
+    rule = f"each worker past the first must take {SECONDS_PER_WORKER:g} s off the longest share"
     if workers:
         return _said(config, workers, f"{workers} workers for {pays}")
     return _said(config, 0, f"no workers: {pays} pays for none ({rule})")

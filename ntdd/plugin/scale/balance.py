@@ -96,11 +96,13 @@ def _is_seconds(value: object) -> bool:
     )
 
 
-# The seconds of work one more xdist worker must save to pay for itself. Each
-# worker starts pytest and imports the notebooks' libraries again (torch: a
-# second or two of CPU); on the d2l chapters `-n 2` cost twice the CPU of
-# `-n 0` and lost on wall time too (benchmarks/RESULTS.md, "Real notebooks").
-SECONDS_PER_WORKER = 15.0
+# The seconds of work one more xdist worker must take off the longest worker's
+# share to pay for itself. Each worker starts pytest and imports the notebooks'
+# libraries again: on the sample notebooks a second worker and the controller
+# cost 3.5 s more CPU than `-n 0`, and `-n 2` lost on wall time where it moved
+# 4 s of work; on the d2l training chapters it moved 10 s and took 0.3 of the wall
+# time (`benchmarks/auto_workers.py`).
+SECONDS_PER_WORKER = 8.0
 
 
 def workers_that_pay(seconds: Sequence[float], cpus: int) -> int:
@@ -109,8 +111,8 @@ def workers_that_pay(seconds: Sequence[float], cpus: int) -> int:
     *seconds* holds one entry per notebook or test file. A notebook's tests all
     run on one worker, so each file is dealt out whole, heaviest first: one long
     notebook beside quick ones gains nothing from a second worker. The most
-    workers that each save `SECONDS_PER_WORKER` of wall time past the first are
-    started, at most one per core and per file; one worker never pays (a
+    workers that each take `SECONDS_PER_WORKER` of work off the longest share
+    are started, at most one per core and per file; one worker never pays (a
     controller and a worker, for the work of one). With files of equal length,
     that is a worker per `SECONDS_PER_WORKER` of work.
     """
