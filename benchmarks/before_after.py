@@ -6,6 +6,7 @@
     python benchmarks/before_after.py ../before --rounds 5 alone   # one notebook a process
     python benchmarks/before_after.py ../before --rounds 6 options # every results option on
     python benchmarks/before_after.py ../before --rounds 5 prints  # 65,000 lines printed
+    python benchmarks/before_after.py ../before --earlier ../older --rounds 5 plots
 
 Each measure runs as `run.py` runs its tools (a fresh pytest process, one
 plugin, bytecode cached, `OMP_NUM_THREADS=1`), with one checkout or the other
@@ -167,6 +168,28 @@ def alone(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
     print(f"| median of the notebooks | | {medians} |")
 
 
+def plots(paths: dict[str, Path], scratch: Path, rounds: int) -> None:
+    """The plot-heavy chapters one per process (`workloads.plot_chapters`), nothing recorded:
+    each checkout's CPU time, and each against the others, round by round."""
+    folder = scratch / "plots"
+    notebooks = [p.name for p in workloads.plot_chapters(folder)]
+    measures = {
+        f"{name} {nb}": cpu_of(path, pytest_cmd("ntdd", "--ntdd", nb, cache=True), folder)
+        for nb in notebooks
+        for name, path in paths.items()
+    }
+    figures = interleaved(measures, rounds)
+    names = list(paths)
+    pairs = [(a, b) for i, b in enumerate(names) for a in names[i + 1 :]]
+    heads = [*names, *(f"{a} ÷ {b}" for a, b in pairs)]
+    print(f"| notebook | {' | '.join(heads)} |")
+    print(f"|---|{'---|' * len(heads)}")
+    for nb in notebooks:
+        row = [figures[f"{name} {nb}"].describe(lambda v: f"{v:.2f} s") for name in names]
+        row += [ratio(figures[f"{a} {nb}"], figures[f"{b} {nb}"]).describe(x) for a, b in pairs]
+        print(f"| {nb} | {' | '.join(row)} |")
+
+
 # Every option that makes a run write or check something, as a CI job turns them on.
 EVERY_OPTION = (
     "--ntdd-report=report.html",
@@ -226,6 +249,7 @@ WORKLOADS = {
     "alone": alone,
     "options": options,
     "prints": prints,
+    "plots": plots,
 }
 
 
@@ -234,8 +258,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("before", type=Path, help="a checkout of the code before")
     parser.add_argument("workloads", nargs="+", choices=sorted(WORKLOADS))
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument(
+        "--earlier", type=Path, help="a checkout older than *before*, measured beside them (plots)"
+    )
     args = parser.parse_args(argv)
     paths = {"before": args.before.resolve(), "after": HERE.parent}
+    if args.earlier is not None:
+        paths = {"earlier": args.earlier.resolve(), **paths}
     for name in args.workloads:
         with tempfile.TemporaryDirectory(prefix=f"ntdd-before-after-{name}-") as scratch:
             WORKLOADS[name](paths, Path(scratch), args.rounds)

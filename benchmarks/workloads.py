@@ -184,6 +184,43 @@ def real_chapters(folder: Path) -> list[Path]:
     return paths
 
 
+CORPUS_PLOTS = ROOT / "tests" / "corpus" / "plots"
+
+
+def plot_chapters(folder: Path) -> list[Path]:
+    """Workload plots: the plot-heavy chapters of tests/corpus/plots/ (matplotlib's figures
+    at cells' ends, `plt.show()` mid-cell, a figure as a cell's last value, d2l's SVG),
+    with the state checks `real_chapters` adds, as `.ipynb` (the MyST chapter read by
+    jupytext), and the d2l helpers they import beside them."""
+    import jupytext
+
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(CORPUS_PLOTS / "d2l", folder / "d2l", dirs_exist_ok=True)
+    paths = []
+    for source in sorted([*CORPUS_PLOTS.glob("*.ipynb"), *CORPUS_PLOTS.glob("*.md")]):
+        if source.name == "SOURCES.md":
+            continue
+        notebook = json.loads(jupytext.writes(jupytext.read(source), fmt="ipynb"))
+        notebook["cells"] = _with_state_checks(notebook["cells"])
+        target = folder / f"{source.stem}.ipynb"
+        target.write_text(json.dumps(notebook, indent=1) + "\n", encoding="utf-8")
+        paths.append(target)
+    return paths
+
+
+def _with_state_checks(cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A state check after every `REAL_TEST_EVERY`th code cell, and one at the end."""
+    checked, seen = [], 0
+    for cell in cells:
+        checked.append(cell)
+        if cell["cell_type"] == "code":
+            seen += 1
+            if seen % REAL_TEST_EVERY == 0:
+                checked.append(code_cell(STATE_TEST.replace("state", f"state to code cell {seen}")))
+    checked.append(code_cell(STATE_TEST))
+    return checked
+
+
 SHELL = '''
 class _Shell:
     """Just enough get_ipython() for the chapters' magics: they are dropped."""

@@ -49,6 +49,11 @@ EXPECTED: dict[str, tuple[str, str | int]] = {
     **{f"good/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "good").glob("*.ipynb"))},
     **{f"untested/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "untested").glob("*.ipynb"))},
     **{f"real/{p.name}": (NO_TESTS, "") for p in sorted((CORPUS / "real").glob("*.ipynb"))},
+    # the plot-heavy chapters of the benchmarks; d2l's starts with `!pip install d2l==1.0.3`
+    **{
+        f"plots/{p.name}": (NO_TESTS, "installs never run under test" if "d2l" in p.name else "")
+        for p in sorted((CORPUS / "plots").glob("*.ipynb"))
+    },
     # the faults oracle's training chapters: their tests are added to copies (tests/fault_cases.py);
     # d2l's start with `!pip install d2l==1.0.3`, which export says it leaves out
     **{
@@ -75,6 +80,7 @@ ATTRIBUTED = {
     "untested": "untested/SOURCES.md",
     "training": "training/SOURCES.md",
     "real": "real/SOURCES.md",
+    "plots": "plots/SOURCES.md",
 }
 
 
@@ -114,7 +120,7 @@ pytestmark = pytest.mark.xdist_group("corpus")
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("corpus")
-    for part in ("own", "good", "bad", "untested", "real", "training"):
+    for part in ("own", "good", "bad", "untested", "real", "training", "plots"):
         shutil.copytree(CORPUS / part, root / part)
     generated(root / "generated")
     return root

@@ -93,6 +93,23 @@ CASES: dict[str, list[Any]] = {
         "import sympy\nsympy.init_printing()\nx = sympy.Symbol('x')",
         "# TEST: prints as in a kernel\nassert str(x**2) == 'x**2'",
     ],
+    # A figure that cannot be drawn: a kernel shows the error where it is shown; ntdd, which
+    # records nothing without a report, lays it out without its pixels and fails there too.
+    "figures_that_cannot_be_drawn_where_they_are_shown": [
+        "import matplotlib.pyplot as plt\nfrom IPython.display import display",
+        "# TEST: shown mid-cell\nplt.plot([1, 2]); plt.title('$\\\\frac{$')\nplt.show()",
+        "# TEST: displayed\nfig = plt.figure(); plt.title('$\\\\frac{$'); plt.close(fig)\n"
+        "display(fig)",
+        "# TEST: the last value\nfig",
+        "# TEST: a figure without axes is not drawn\nempty = plt.figure()\n"
+        "empty.text(0.5, 0.5, '$\\\\frac{$'); plt.close(empty)\nempty",
+        "# TEST: closed before it is shown\nplt.plot([1, 2]); plt.title('$\\\\frac{$')\n"
+        "plt.close()",
+        "# TEST: a good figure\nplt.plot([1, 3]); plt.title('$x^2$')\nplt.show()",
+        "# TEST: as svg, as d2l chooses\n"
+        "from matplotlib_inline.backend_inline import set_matplotlib_formats\n"
+        "set_matplotlib_formats('svg')\ndisplay(fig)",
+    ],
     "a_raw_string_regex": [
         "import re\npattern = r'(\\d+)\\s'",
         "# TEST: finds\nassert re.findall(pattern, 'a 12 b 3 ') == ['12', '3']",

@@ -21,7 +21,7 @@ import sys
 import warnings
 from typing import Any
 
-from ntdd.runtime import cell_outputs, figure_summary
+from ntdd.runtime import cell_outputs, figure_summary, unread_figures
 from ntdd.runtime.process_wide import INLINE, backend
 
 
@@ -66,7 +66,9 @@ def set_up(shell: Any) -> None:
     from IPython.core.pylabtools import select_figure_formats
 
     select_figure_formats(shell, settings.figure_formats, **settings.print_figure_kwargs)
-    _summarised(shell.display_formatter.formatters["image/png"])
+    formatters = shell.display_formatter.formatters
+    unread_figures.wrap_printers(formatters)  # first: a figure's summary is for its PNG
+    _summarised(formatters["image/png"])
 
 
 def _summarised(formatter: Any) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from ntdd.cells import magics
 from ntdd.cells.cell_code import normalize_newlines
-from ntdd.runtime import cell_outputs, inline_figures
+from ntdd.runtime import cell_outputs, inline_figures, unread_figures
 from ntdd.runtime.repr_only import PLAIN, shown_by_repr
 from ntdd.runtime.scripts import RunsScripts
 from ntdd.runtime.shell_magics import RunsMagics, not_under_ntdd
@@ -82,13 +82,12 @@ class NotebookShell(RunsScripts, RunsMagics, IPythonParts):
         (`inline_figures`): a figure shown mid-cell (`plt.show()`) is an image."""
         formatter = self._formatter
         inline_figures.set_up(self)
+        unread_figures.wrap_printers(formatter.formatters)
         return formatter
 
     @functools.cached_property
     def _formatter(self) -> Any:
-        from IPython.core.formatters import DisplayFormatter
-
-        return DisplayFormatter()
+        return _shell_formatter(self)
 
     @functools.cached_property
     def display_pub(self) -> DisplayPublisher:
@@ -113,19 +112,10 @@ class NotebookShell(RunsScripts, RunsMagics, IPythonParts):
         (`DisplayFormatter.format`): its `__repr__` and `_repr_*_` methods run,
         and what they raise is the cell's error."""
         formatter = self.display_formatter
-        if _unwrapped(formatter.ipython_display_formatter, obj):
-            return {}, {}  # it displayed itself
-        data, metadata = _split(_unwrapped(formatter.mimebundle_formatter, obj))
-        data, metadata = dict(data or {}), dict(metadata or {})
-        for mime, format_type in formatter.formatters.items():
-            if mime in data or not format_type.enabled:
-                continue
-            value, meta = _split(_unwrapped(format_type, obj))
-            if value is not None:
-                data[mime] = value
-            if meta is not None:
-                metadata[mime] = meta
-        return data, metadata
+        if cell_outputs.current() is None:  # nothing records the bundle: figures are checked
+            with unread_figures.unread():
+                return _bundle(formatter, obj)
+        return _bundle(formatter, obj)
 
     def displayhook(self, value: Any) -> None:
         """A cell's last expression, shown as a kernel shows it (None is not); its
@@ -242,6 +232,49 @@ def _lines_above(body: str, filename: str) -> int:
     if not tail.strip() or not cell.endswith(tail):
         return 0
     return cell.count("\n", 0, len(cell) - len(tail))
+
+
+def _bundle(formatter: Any, obj: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """*obj*'s mime bundle and metadata from IPython's *formatter*, as `DisplayFormatter.format`
+    makes them, what a formatter raises propagating."""
+    if _unwrapped(formatter.ipython_display_formatter, obj):
+        return {}, {}  # it displayed itself
+    data, metadata = _split(_unwrapped(formatter.mimebundle_formatter, obj))
+    data, metadata = dict(data or {}), dict(metadata or {})
+    for mime, format_type in formatter.formatters.items():
+        if mime in data or not format_type.enabled:
+            continue
+        value, meta = _split(_unwrapped(format_type, obj))
+        if value is not None:
+            data[mime] = value
+        if meta is not None:
+            metadata[mime] = meta
+    return data, metadata
+
+
+def _shell_formatter(shell: NotebookShell) -> Any:
+    """IPython's `DisplayFormatter`, whose figures are checked, not drawn, when IPython's own
+    `display` (a mid-cell `plt.show()` calls it) formats for a publisher that keeps nothing:
+    no cell's outputs recorded, and no `capture_output` holding the shell's `display_pub`."""
+    from IPython.core import display_functions
+    from IPython.core.formatters import DisplayFormatter
+
+    displays = display_functions.display.__code__
+
+    class ShellFormatter(DisplayFormatter):
+        def format(self, obj: Any, include: Any = None, exclude: Any = None) -> Any:
+            unread = (
+                sys._getframe(1).f_code is displays
+                and cell_outputs.current() is None
+                and type(shell.display_pub) is DisplayPublisher
+            )
+            formats = super().format
+            if not unread:
+                return formats(obj, include=include, exclude=exclude)  # type: ignore[no-untyped-call]
+            with unread_figures.unread():
+                return formats(obj, include=include, exclude=exclude)  # type: ignore[no-untyped-call]
+
+    return ShellFormatter()
 
 
 def _split(value: Any) -> tuple[Any, Any]:
