@@ -131,6 +131,15 @@ def test_a_test_only_parameter_runs_the_notebook_again(pytester: pytest.Pytester
     assert outcomes(reuse_run(pytester, "--ntdd-param", "n=4")) == {"reused": 1}
 
 
+def test_a_notebook_without_tests_run_to_its_end_is_reused(pytester: pytest.Pytester) -> None:
+    write_notebook(pytester.path / "untested.ipynb", ["x = 1", "print(x)"])
+    assert outcomes(reuse_run(pytester, "--ntdd-run-untested")) == {"passed": 1}
+    second = reuse_run(pytester, "--ntdd-run-untested", "-rA")
+    assert second.ret == pytest.ExitCode.OK
+    assert outcomes(second) == {"reused": 1}
+    assert "INTERNALERROR" not in second.stdout.str() + second.stderr.str()
+
+
 def test_a_notebook_that_failed_is_never_reused(pytester: pytest.Pytester, folder: Path) -> None:
     cells = ["z = 1", "# TEST: ok\nassert z", "# TEST\nassert z == 2"]
     write_notebook(folder / "failing.ipynb", cells)

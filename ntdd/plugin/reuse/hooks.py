@@ -113,7 +113,10 @@ class Reuse:
         if entry is not None:
             item.user_properties.append((PROPERTY, entry.label))
             reason = f"passed in the run of {entry.label}; nothing it depends on changed"
-            raise pytest.skip.Exception(reason, _use_item_location=True)
+            # At the test's own line where it has one (the end test of a notebook without
+            # tests has none): where JUnit and `-rs` place a skip.
+            at_item = item.reportinfo()[1] is not None
+            raise pytest.skip.Exception(reason, _use_item_location=at_item)
 
     def pytest_ntdd_record(self, item: pytest.Item, call: Any, report: Any) -> dict[str, Any]:
         notebook = item.stash.get(_NOTEBOOK, "")
