@@ -3,8 +3,8 @@
     python benchmarks/reuse.py --rounds 2
 
 Twenty real notebooks from `tests/corpus` that pass and take seconds each
-(`good/`, less nbmake's `raises_tag`, and two d2l chapters of `untested/`
-that import the offline `d2l` library beside them), each one test
+(`good/`, less nbmake's `raises_tag`, and three d2l chapters of `untested/`,
+two of which import the offline `d2l` library beside them), each one test
 (`--ntdd-run-untested`), and a distribution of no use to them installed on
 `PYTHONPATH` (a `*.dist-info` folder). Each round starts from a fresh copy and
 an empty store, and runs five steps in order, each `pytest --ntdd
@@ -13,6 +13,8 @@ an empty store, and runs five steps in order, each `pytest --ntdd
 
 1. first: every notebook runs and is stored;
 2. unchanged: every notebook reused (the goal: at most 5 % of the first's wall);
+   beside it, the same command with `--co`: pytest's start and the collection,
+   which every run pays, reused or not;
 3. one notebook edited: it runs, the others are reused;
 4. a helper module edited (`d2l/torch.py`): the notebooks that import it run;
 5. a package's version changed: every notebook runs.
@@ -45,6 +47,9 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "corpus"
 LEFT_OUT = {"nbmake__raises_tag.ipynb"}  # it raises on purpose, marked for nbmake
 USING_D2L = ("d2l-pytorch-colab__custom-layer.ipynb", "d2l-pytorch-colab__lazy-init.ipynb")
+# From untested/ too, without d2l. (Not `read-write`: it saves files that its code names,
+# so the second run finds them new, and only the third reuses it.)
+OTHERS = ("d2l-pytorch-colab__subword-embedding.ipynb",)
 EDITED = "nbclient__Factorials.ipynb"
 DIST = "ntdd_bench_dist-{}.dist-info"
 METADATA = "Metadata-Version: 2.1\nName: ntdd-bench-dist\nVersion: {}\n"
@@ -57,7 +62,7 @@ def notebooks(folder: Path) -> list[str]:
         if source.name not in LEFT_OUT:
             shutil.copy(source, folder / source.name)
             names.append(source.name)
-    for name in USING_D2L:
+    for name in (*USING_D2L, *OTHERS):
         shutil.copy(CORPUS / "untested" / name, folder / name)
         names.append(name)
     shutil.copytree(CORPUS / "training" / "d2l", folder / "d2l")
@@ -91,6 +96,7 @@ def edit_helper(folder: Path) -> None:
 class Step:
     name: str
     change: Callable[[Path, Path], None]  # (folder, site)
+    extra: tuple[str, ...] = ()  # arguments of this step's pytest alone
     walls: list[float] = field(default_factory=list)
     cpus: list[float] = field(default_factory=list)
     counts: str = ""
@@ -99,6 +105,8 @@ class Step:
 STEPS = [
     Step("first run", lambda folder, site: None),
     Step("unchanged", lambda folder, site: None),
+    # The floor of any run: pytest's start and the notebooks' collection, nothing run.
+    Step("(collection alone: --co)", lambda folder, site: None, ("--co",)),
     Step("one notebook edited", lambda folder, site: edit_notebook(folder)),
     Step("a helper module edited", lambda folder, site: edit_helper(folder)),
     Step("a package version changed", lambda folder, site: install(site, "1.1")),
@@ -137,7 +145,7 @@ def one_round(number: int) -> None:
         )  # fmt: skip
         for step in STEPS:
             step.change(folder, site)
-            wall, cpu, counts = measure(cmd, folder, site)
+            wall, cpu, counts = measure([*cmd, *step.extra], folder, site)
             step.walls.append(wall)
             step.cpus.append(cpu)
             step.counts = counts
