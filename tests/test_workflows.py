@@ -1366,6 +1366,28 @@ def test_notebooks_named_as_pytest_reads_a_tests_name_are_tested_with_the_others
     assert "### ✅ ntdd: 3 passed" in done.summary
 
 
+@pytest.mark.slow
+def test_with_reuse_a_second_push_reuses_the_notebooks_the_first_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cache steps are GitHub's (`uses:`): here $RUNNER_TEMP is kept between the runs,
+    as the cache keeps the store."""
+    root = make_repo(tmp_path / "reused", {"nbs/a.ipynb": PASSES, "nbs/b.ipynb": FAILS})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--outputs", "off", "--reuse")
+    for _ in range(2):
+        done = run_job(
+            workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+        )
+        assert done.failed == "Run the notebooks' tests"
+    cases = ET.parse(tmp_path / "ci" / "ntdd-junit.xml").getroot().iter("testcase")
+    skipped = {c.get("classname"): c.find("skipped") for c in cases}
+    reused = skipped["nbs.a.ipynb"]
+    assert reused is not None and reused.get("message", "").startswith("passed in the run of")
+    assert skipped["nbs.b.ipynb"] is None  # it failed: it ran again, and failed again
+    assert "1 failed, 1 reused" in done.summary
+
+
 # -- every run: step, run here -------------------------------------------------
 
 
