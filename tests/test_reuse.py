@@ -292,6 +292,22 @@ def test_the_summary_and_the_report_say_what_was_reused(
     assert "reused" in page and "passed in the run of" in page
 
 
+def test_a_reused_notebook_keeps_the_seconds_recorded_when_it_ran(
+    pytester: pytest.Pytester, folder: Path
+) -> None:
+    """Not the nothing a reused run takes, which would unbalance the next shards."""
+    reuse_run(pytester, "--ntdd-store-durations", "durations.json")
+    durations = folder / "durations.json"
+    recorded = json.loads(durations.read_text())
+    assert set(recorded) == {"alone.ipynb", "uses_helper.ipynb"}
+    durations.write_text(json.dumps({**recorded, "alone.ipynb": 123.0}))
+    write_notebook(folder / "uses_helper.ipynb", ["x = 1", "# TEST: one\nassert x == 1"])
+    result = reuse_run(pytester, "--ntdd-store-durations", "durations.json")
+    assert outcomes(result) == {"passed": 1, "reused": 1}
+    now = json.loads(durations.read_text())
+    assert now["alone.ipynb"] == 123.0 and "uses_helper.ipynb" in now
+
+
 @pytest.mark.parametrize("writing", [("--ntdd-write-notebooks", "out"), ("--ntdd-overwrite",)])
 def test_reuse_with_notebooks_written_back_is_refused_in_one_line(
     pytester: pytest.Pytester, folder: Path, writing: tuple[str, ...]
