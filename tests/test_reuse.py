@@ -107,6 +107,8 @@ def test_an_edited_file_a_notebook_reaches_runs_it_and_only_it(
         ("--ntdd-run-untested",),
         ("--ntdd-skip-eval-false",),
         ("--ntdd-outputs-lax",),
+        ("-W", "error::UserWarning"),
+        ("--runxfail",),
     ],
     ids=lambda option: option[0],
 )

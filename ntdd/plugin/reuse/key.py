@@ -3,9 +3,9 @@
 Two parts. The run's, computed once a session: the settings that reach a
 notebook (`VERDICT_FIELDS`: every field of `Settings` is there or in
 `NOT_VERDICT_FIELDS`, with why, and a test holds the two to the dataclass),
-the templates the module is rendered from, ntdd's version, Python's, the
-platform, the ini file pytest read, and every installed distribution's name
-and version. And the notebook's: its bytes, the conftest.py files above it,
+pytest's own options that change verdicts (`PYTEST_OPTIONS`), the templates
+the module is rendered from, ntdd's version, Python's, the platform, the ini
+file pytest read, and every installed distribution's name and version. And the notebook's: its bytes, the conftest.py files above it,
 and every file of the repository its cells import or name, as `ntdd init`
 and `ntdd list --changed` find them (`ntdd.repository.local_code`,
 `named_files`), read by content: a fresh checkout gives every file a new
@@ -59,6 +59,8 @@ NOT_VERDICT_FIELDS = {
     "reuse": "the store itself",
     "sources": "where each value came from, not what it is",
 }
+# pytest's own options that change verdicts: `-W`, `-p`, `-o`, `--runxfail`, `--import-mode`.
+PYTEST_OPTIONS = ("pythonwarnings", "plugins", "override_ini", "runxfail", "importmode")
 _MOST_FILES = 2000  # in one named folder: beyond that a notebook is not keyed, and runs
 _LEFT_OUT = frozenset({"__pycache__", ".git", ".ipynb_checkpoints", ".pytest_cache"})
 
@@ -68,6 +70,8 @@ def run_part(config: pytest.Config, settings: Settings) -> str:
     digest = hashlib.sha256(b"ntdd-reuse 1\0")
     for name in VERDICT_FIELDS:
         digest.update(f"{name}={getattr(settings, name)!r}\0".encode())
+    for name in PYTEST_OPTIONS:
+        digest.update(f"{name}={getattr(config.option, name, None)!r}\0".encode())
     digest.update(render_fingerprint(module_templates(settings.template)).encode())
     digest.update(f"\0ntdd {__version__}\0python {sys.version}\0".encode())
     digest.update(f"{sys.platform} {platform.machine()}\0".encode())
