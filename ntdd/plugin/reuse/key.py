@@ -5,11 +5,12 @@ notebook (`VERDICT_FIELDS`: every field of `Settings` is there or in
 `NOT_VERDICT_FIELDS`, with why, and a test holds the two to the dataclass),
 pytest's own options that change verdicts (`PYTEST_OPTIONS`), the templates
 the module is rendered from, ntdd's version, Python's, the platform, the ini
-file pytest read, and every installed distribution's name and version. And the notebook's: its bytes, the conftest.py files above it,
-and every file of the repository its cells import or name, as `ntdd init`
-and `ntdd list --changed` find them (`ntdd.repository.local_code`,
-`named_files`), read by content: a fresh checkout gives every file a new
-modification time, and a cached store must still match.
+file pytest read, and every installed distribution's name and version. And
+the notebook's: its bytes, the conftest.py files above it, and every file of
+the repository its cells import or name, as `ntdd init` and `ntdd list
+--changed` find them (`ntdd.repository.local_code`, `named_files`), read by
+content: a fresh checkout gives every file a new modification time, and a
+cached store must still match.
 """
 
 from __future__ import annotations
