@@ -65,6 +65,7 @@ OPTIONS: dict[str, Option] = {
     "cov": Option(("--cov=.", "--cov-report="), (".coverage",), ("pytest_cov",)),
     "junit": Option(("--junit-xml", "junit.xml"), ("junit.xml",)),
     "nbval": Option(("--nbval-lax",), plugins=("nbval",)),
+    "reuse": Option(("--ntdd-reuse", "store"), ("store",)),  # a first run: nothing to reuse
 }
 
 # Pairs refused by name: each would change what a file says, or check a cell twice.
@@ -76,6 +77,8 @@ REFUSED: dict[frozenset[str], tuple[str, str]] = {
     frozenset({"smoke", "overwrite"}): ("--ntdd-smoke", "--ntdd-overwrite"),
     frozenset({"smoke", "outputs"}): ("--ntdd-smoke", "--ntdd-outputs"),
     frozenset({"smoke", "outputs-lax"}): ("--ntdd-smoke", "--ntdd-outputs-lax"),
+    frozenset({"reuse", "write"}): ("--ntdd-reuse", "--ntdd-write-notebooks"),
+    frozenset({"reuse", "overwrite"}): ("--ntdd-reuse", "--ntdd-overwrite"),
 }
 
 

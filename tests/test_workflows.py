@@ -702,6 +702,34 @@ def test_shards_writes_a_matrix_of_shards(repo: Path, capsys: pytest.CaptureFixt
     assert "strategy" not in load_job(dry_run(capsys)[0], "notebooks")
 
 
+def test_reuse_keeps_the_verdicts_in_the_actions_cache_and_runs_everything_nightly(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workflow, notes = dry_run(capsys, "--reuse")
+    assert "runs every notebook nightly" in notes
+    on = yaml.load(workflow, Loader=yaml.BaseLoader)["on"]
+    assert on["schedule"] == [{"cron": "17 3 * * *"}]
+    named = steps(workflow)
+    restore = named["Restore the verdicts of earlier runs"]
+    assert restore["uses"] == "actions/cache/restore@v4"
+    assert "github.event_name != 'schedule'" in restore["if"]  # the nightly run: none
+    store = "${{ runner.temp }}/ntdd-reuse"
+    save = named["Keep the verdicts for later runs"]
+    assert save["uses"] == "actions/cache/save@v4" and save["if"].startswith("always()")
+    assert restore["with"]["path"] == save["with"]["path"] == store
+    key = restore["with"]["restore-keys"]
+    assert key.startswith("ntdd-reuse-${{ runner.os }}-py3.11-${{ hashFiles(")
+    assert "'**/requirements*.txt'" in key and "'**/uv.lock'" in key
+    assert restore["with"]["key"] == save["with"]["key"]
+    assert save["with"]["key"].startswith(key)
+    assert '--ntdd-reuse="$RUNNER_TEMP/ntdd-reuse"' in named["Run the notebooks' tests"]["run"]
+    plain = dry_run(capsys)[0]
+    assert "schedule" not in yaml.load(plain, Loader=yaml.BaseLoader)["on"]
+    assert "ntdd-reuse" not in plain
+    sharded = steps(dry_run(capsys, "--reuse", "--shards", "2")[0])
+    assert sharded["Keep the verdicts for later runs"]["with"]["key"].count("matrix.shard") == 1
+
+
 def test_the_html_report_is_written_uploaded_and_linked_from_the_job_summary(
     repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -732,6 +760,8 @@ VARIANTS = {
     "committed modules": ["--modules", "notebooks"],
     "no check": ["--no-check"],
     "everything": ["--faults", "--gpu-runner", "gpu", "--shards", "3", "--python", "3.12"],
+    "reuse": ["--reuse"],
+    "reuse, sharded": ["--reuse", "--shards", "2"],
     "notebooks at the top": ["--notebooks", "."],
 }
 
@@ -1334,6 +1364,28 @@ def test_notebooks_named_as_pytest_reads_a_tests_name_are_tested_with_the_others
         (name, "test_x_is_one") for name in classes
     }
     assert "### ✅ ntdd: 3 passed" in done.summary
+
+
+@pytest.mark.slow
+def test_with_reuse_a_second_push_reuses_the_notebooks_the_first_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The cache steps are GitHub's (`uses:`): here $RUNNER_TEMP is kept between the runs,
+    as the cache keeps the store."""
+    root = make_repo(tmp_path / "reused", {"nbs/a.ipynb": PASSES, "nbs/b.ipynb": FAILS})
+    monkeypatch.chdir(root)
+    workflow, _ = dry_run(capsys, "--outputs", "off", "--reuse")
+    for _ in range(2):
+        done = run_job(
+            workflow, "notebooks", repo=root, temp=tmp_path / "ci", event="push", check=False
+        )
+        assert done.failed == "Run the notebooks' tests"
+    cases = ET.parse(tmp_path / "ci" / "ntdd-junit.xml").getroot().iter("testcase")
+    skipped = {c.get("classname"): c.find("skipped") for c in cases}
+    reused = skipped["nbs.a.ipynb"]
+    assert reused is not None and reused.get("message", "").startswith("passed in the run of")
+    assert skipped["nbs.b.ipynb"] is None  # it failed: it ran again, and failed again
+    assert "1 failed, 1 reused" in done.summary
 
 
 # -- every run: step, run here -------------------------------------------------

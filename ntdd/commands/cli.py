@@ -336,6 +336,12 @@ def _init_options(init: argparse.ArgumentParser) -> None:
         help="split the tests over N machines (a matrix of `--ntdd-shard K/N`); default 1",
     )
     init.add_argument(
+        "--reuse",
+        action="store_true",
+        help="keep each run's verdicts in the Actions cache and reuse those of notebooks "
+        "nothing changed for (--ntdd-reuse); every notebook runs nightly",
+    )
+    init.add_argument(
         "--output",
         type=Path,
         default=Path(".github/workflows/ntdd.yml"),

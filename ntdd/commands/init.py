@@ -35,6 +35,7 @@ def init_command(args: argparse.Namespace) -> int:
         workflow_name=args.output.name,
         nbval=args.outputs == "nbval",
         outputs_in_process=not args.no_nbval and args.outputs in (None, "ntdd"),
+        reuse=args.reuse,
     )
     ntdd = given(args.ntdd_from) if args.ntdd_from else installed_origin("ntdd", root)
     found = survey(root, args.notebooks, args.modules)

@@ -18,7 +18,8 @@ what they say is read once, by `ntdd.settings.resolve`, into the frozen
 
 May import: the shared modules, ntdd.settings, ntdd.cells, ntdd.notebook, ntdd.format,
 ntdd.pipeline, ntdd.runtime, ntdd.outputs, ntdd.torch (for the `ntdd_torch` fixture),
-pytest. Never ntdd.commands.
+ntdd.repository (the files a notebook's cells reach, in its `--ntdd-reuse` key), pytest.
+Never ntdd.commands.
 """
 
 from __future__ import annotations

@@ -42,6 +42,10 @@ class NtddSession:
             plugins.register(self.running.budgets, "ntdd-notebook-budgets")
         if settings.outputs is not None:
             output_records(config)
+        if settings.reuse is not None:
+            from ntdd.plugin.reuse.hooks import Reuse
+
+            plugins.register(Reuse(config, settings), "ntdd-reuse")
         if settings.smoke is not None:
             from ntdd.plugin.running.smoke import SmokeHooks
 

@@ -41,6 +41,7 @@ class WorkflowOptions:
     lfs: bool = False  # check out with Git LFS: notebooks, or files beside them, are in it
     sources: tuple[str, ...] = ()  # the repository's code the notebooks run (`src/`)
     data: tuple[str, ...] = ()  # where the files they name are, outside their folder
+    reuse: bool = False  # keep verdicts in a cache (`--ntdd-reuse`), and run all nightly
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class Choices:
     workflow_name: str = "ntdd.yml"
     nbval: bool = False  # `--outputs nbval`: `--nbval-lax`, a kernel's second run
     outputs_in_process: bool = True  # `--ntdd-outputs-lax`: the notebooks run once
+    reuse: bool = False  # `--reuse`: unchanged notebooks' verdicts reused, a nightly full run
 
 
 def plan(
@@ -87,6 +89,7 @@ def plan(
         lfs=bool(found.lfs),
         sources=found.sources,
         data=found.data,
+        reuse=asked.reuse,
     )
     return options, [*_found(found), *installed, *notes, *_runs(found, options), *_extras(options)]
 
@@ -198,6 +201,12 @@ def _runs(found: Survey, options: WorkflowOptions) -> list[str]:
 
 def _extras(options: WorkflowOptions) -> list[str]:
     notes = []
+    if options.reuse:
+        notes.append(
+            "reuses the verdicts of a notebook that passed when nothing it depends on changed "
+            "(--ntdd-reuse, kept in the Actions cache per OS and dependency files), and runs "
+            "every notebook nightly, reusing none"
+        )
     if options.faults:
         notes.append("reports the faults the tests catch (`ntdd faults`) in the job summary")
     if options.gpu_runner:

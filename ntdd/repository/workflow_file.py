@@ -65,6 +65,7 @@ def render_workflow(options: WorkflowOptions) -> str:
         paths=trigger_paths(options),
         dependencies=dependency_pattern(options.workflow_name, options.sources),
         durations=DURATIONS_FILE,
+        reuse_key=reuse_cache_key(options),
         gh=_github_expression,
     )
 
@@ -82,6 +83,19 @@ def trigger_paths(options: WorkflowOptions) -> list[str]:
         *(f"**/{name}" for name in DEPENDENCY_FILES),
         glob_escape(f".github/workflows/{options.workflow_name}"),
     ]
+
+
+def reuse_cache_key(options: WorkflowOptions) -> str:
+    """The prefix of the cache key that keeps `--ntdd-reuse`'s store (`ntdd init --reuse`):
+    the runner's OS, the Python, the dependency files' hash, and the shard. ntdd keys
+    each notebook's entry by all it depends on; this keeps one cache per environment, so
+    that a runner restores the store of the run most like its own."""
+    files = ", ".join(f"'**/{name}'" for name in DEPENDENCY_FILES)
+    shard = f"-shard-{_github_expression('matrix.shard')}" if options.shards > 1 else ""
+    return (
+        f"ntdd-reuse-{_github_expression('runner.os')}-py{options.python}-"
+        f"{_github_expression(f'hashFiles({files})')}{shard}"
+    )
 
 
 def glob_escape(path: str) -> str:

@@ -98,6 +98,7 @@ class _Resolver:
             report=self._file(report),
             writing=self._writing(),
             threads=self.value("threads"),
+            reuse=self._file(self._given("reuse")),
             sources=tuple(self.sources.items()),
         )
 
@@ -230,6 +231,12 @@ def refusal(settings: Settings, nbval: list[str]) -> str | None:
         )
     if said("write_notebooks") and said("overwrite"):
         return f"{said('write_notebooks')} and {said('overwrite')}: give one of them"
+    if settings.reuse is not None and settings.writing is not None:
+        return (
+            f"{said('reuse')} with {settings.writing.option}: a reused notebook does not run, "
+            "so it would not be written; write notebooks in a run without "
+            f"{said('reuse')}"
+        )
     if said("write_incomplete") and settings.writing is None:
         return (
             f"{said('write_incomplete')} writes with --ntdd-write-notebooks DIR or --ntdd-overwrite"

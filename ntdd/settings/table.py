@@ -356,6 +356,18 @@ ROWS: tuple[Row, ...] = (
         pyproject="outputs_image_tolerance",
         default=DEFAULT_IMAGE_TOLERANCE,
     ),
+    Row(
+        "reuse",
+        "folder",
+        flag="--ntdd-reuse",
+        metavar="DIR",
+        help="reuse a notebook's verdicts from an earlier run kept in DIR when nothing that "
+        "can change them changed (its bytes, the files it imports or names, the options, "
+        "ntdd, Python, the installed packages); off by default (ini: ntdd_reuse)",
+        ini="ntdd_reuse",
+        ini_help="folder of verdicts a later run reuses, as --ntdd-reuse",
+        pyproject="reuse",
+    ),
     # `[tool.ntdd]` only: `ntdd export`'s, and a template `pytest --ntdd` renders with too.
     Row("output", "path", pyproject="output"),
     Row("template", "path", pyproject="template"),

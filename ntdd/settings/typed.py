@@ -80,6 +80,7 @@ class Settings:
     report: File | None = None  # where the run writes its HTML report
     writing: Writing | None = None  # notebooks written back as they ran; None: not written
     threads: int | None = None  # `--ntdd-threads N`: each xdist worker's; None: auto
+    reuse: File | None = None  # `--ntdd-reuse DIR`: the store of earlier verdicts; None: off
     sources: tuple[tuple[str, str], ...] = ()  # (setting, where its value came from)
 
     def said(self, name: str) -> str:

@@ -61,6 +61,10 @@ class TestRecord:
     unit: str | None = None  # the notebook or test file the durations file times
     cpu: float | None = None  # the CPU seconds the phase took, for `-n auto`'s count
     pinned: tuple[tuple[int, str], ...] = ()  # setup: cells a parameter pinned, and to what
+    reuse_key: str = ""  # `--ntdd-reuse`: the notebook's key; "" where it has none
+    reuse_tests: int = 0  # the notebook's tests this run selected; 0: not all of them
+    reused: str = ""  # the run whose verdicts the test reused (`Entry.label`); "": it ran
+    reuse_note: str = ""  # a file in the store that is not an entry, in one line
 
     def to_data(self) -> dict[str, Any]:
         """Plain JSON data, as a report crosses xdist's execnet and pytest's report logs."""

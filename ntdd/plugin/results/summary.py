@@ -72,6 +72,9 @@ class SummaryWriter:
         failed = exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         seconds = time.monotonic() - self.started
         text = render(self.title, counts, problems, seconds, failed=failed)
+        reuse = self.config.pluginmanager.get_plugin("ntdd-reuse")  # `--ntdd-reuse`
+        if reuse is not None:
+            text += reuse.markdown()
         slow = self.config.pluginmanager.get_plugin("ntdd-slow-cells")  # `--ntdd-slow-cells`
         if slow is not None:  # its cells, gathered where the ledger ran before this hook
             text += slow.markdown()

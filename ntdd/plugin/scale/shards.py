@@ -148,6 +148,8 @@ class DurationsRecorder:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
+        if record is not None and record.reused:
+            return  # not run (`--ntdd-reuse`): the unit's recorded seconds stay as they were
         unit = record.unit if record is not None else None
         if unit is None:  # a report no phase made: a hard end's, a crashed worker's
             unit = _unit_of(self.config, report.nodeid)
