@@ -9,7 +9,7 @@ two of which import the offline `d2l` library beside them), each one test
 `PYTHONPATH` (a `*.dist-info` folder). Each round starts from a fresh copy and
 an empty store, and runs five steps in order, each `pytest --ntdd
 --ntdd-reuse store` in its own session (`start_new_session=True`),
-`-p no:randomly`:
+`-p no:randomly`, pytest's cache off (`--cache`: on, as in a user's own runs):
 
 1. first: every notebook runs and is stored;
 2. unchanged: every notebook reused (the goal: at most 5 % of the first's wall);
@@ -133,7 +133,7 @@ def measure(cmd: list[str], cwd: Path, site: Path) -> tuple[float, float, str]:
     return wall, cpu, counts
 
 
-def one_round(number: int) -> None:
+def one_round(number: int, cache: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="ntdd-reuse-") as scratch:
         folder, site = Path(scratch) / "notebooks", Path(scratch) / "site"
         folder.mkdir()
@@ -141,7 +141,7 @@ def one_round(number: int) -> None:
         install(site, "1.0")
         cmd = pytest_cmd(
             "ntdd", "-p", "no:randomly", "--ntdd", "--ntdd-run-untested",
-            "--ntdd-reuse", "store", *names,
+            "--ntdd-reuse", "store", *names, cache=cache,
         )  # fmt: skip
         for step in STEPS:
             step.change(folder, site)
@@ -164,9 +164,15 @@ def share(value: float) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="pytest's cache on, as in a user's own runs: ntdd's module cache then spares "
+        "a reused notebook's collection the module's building",
+    )
     args = parser.parse_args(argv)
     for number in range(1, args.rounds + 1):
-        one_round(number)
+        one_round(number, args.cache)
     first_wall, first_cpu = Figure(tuple(STEPS[0].walls)), Figure(tuple(STEPS[0].cpus))
     print("| step | pytest says | wall | CPU | wall ÷ first | CPU ÷ first |")
     print("|---|---|---|---|---|---|")
