@@ -3,7 +3,7 @@
     python benchmarks/auto_workers.py --rounds 3
 
 `-n auto` starts the workers the recorded work pays for (pytest's cache, which a
-warm-up round fills, as a user's earlier run does). Two workloads: the eight d2l
+warm-up round fills, as a user's earlier run does). Two workloads: the ten d2l
 training chapters of `tests/corpus/training` (with their offline `d2l` library),
 each run to its end (`--ntdd-run-untested`), where workers pay; and the sample
 notebooks, a second or two of work, where a worker's start-up (pytest, torch)
