@@ -6,6 +6,8 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import pkgutil
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ def _warm_up() -> None:
         torch.optim.SGD([weight], lr=0.1).step()
     # The same goes for plugins that pytest loads in every in-process run: held
     # here, they are imported once instead of once per run.
+    _import_ntdd()
     for plugin in (
         "nbval.plugin",
         "nbmake.pytest_plugin",
@@ -49,6 +52,42 @@ def _warm_up() -> None:
     ):
         with contextlib.suppress(ImportError):
             importlib.import_module(plugin)
+
+
+def _import_ntdd() -> None:
+    """Every module of ntdd, and Jinja, imported up front and held.
+
+    An in-process run imports the plugin's modules that the test process has not, and
+    pytester drops them as the run ends: each run imported some ninety of them again,
+    a second of CPU per test. Held here, the runs share them, as the runs of one
+    process share them outside the tests (the magic's repeated runs in a kernel)."""
+    import ntdd
+
+    with contextlib.suppress(ImportError):
+        importlib.import_module("jinja2")
+    for module in pkgutil.walk_packages(ntdd.__path__, "ntdd."):
+        if module.name != "ntdd.__main__":
+            with contextlib.suppress(ImportError):
+                importlib.import_module(module.name)
+    _NTDD_CACHES.extend(
+        value
+        for name, module in list(sys.modules.items())
+        if name == "ntdd" or name.startswith("ntdd.")
+        for value in vars(module).values()
+        if callable(getattr(value, "cache_clear", None))
+        and getattr(value, "__module__", None) == name
+    )
+
+
+# ntdd's functools caches, emptied before each test: a run in a fresh process starts
+# with none, and a test's inner runs must not see another test's entries.
+_NTDD_CACHES: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def _fresh_ntdd_caches() -> None:
+    for cached in _NTDD_CACHES:
+        cached.cache_clear()
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -129,3 +129,17 @@ def test_the_readme_test_command_is_the_one_ci_runs() -> None:
     command = re.search(r"\| run the tests \| `([^`]+)` \|", readme)
     assert command, "the README's table has no test command"
     assert command.group(1) in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_readme_slow_tier_command_is_the_one_ci_runs_after_it() -> None:
+    """A plain run leaves out the tests marked slow: CI must still run them, and the
+    README must say how."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = re.search(r"\| run the tests \| `([^`]+)` \|", readme)
+    slow = re.search(r"\| run the slow tier[^|]*\| `([^`]+)` \|", readme)
+    assert quick and slow, "the README's table has no slow-tier command"
+    assert slow.group(1) == f"{quick.group(1)} -m slow"
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert quick.group(1) in script and script.index(slow.group(1)) > script.index(quick.group(1))
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text(encoding="utf-8")
+    assert slow.group(1).removeprefix(".venv/bin/") in workflow

@@ -214,8 +214,19 @@ def test_a_thread_that_ended_is_no_warning(notebook: Any, pytester: pytest.Pytes
 # -- closed streams --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("capture", ["fd", "sys", "no"])
-@pytest.mark.parametrize("stream", ["stdout", "stderr"])
+# A child process each: stdout under fd capture and stderr under none in the quick
+# run, the other four in the slow tier.
+@pytest.mark.parametrize(
+    ("stream", "capture"),
+    [
+        ("stdout", "fd"),
+        pytest.param("stdout", "sys", marks=pytest.mark.slow),
+        pytest.param("stdout", "no", marks=pytest.mark.slow),
+        pytest.param("stderr", "fd", marks=pytest.mark.slow),
+        pytest.param("stderr", "sys", marks=pytest.mark.slow),
+        ("stderr", "no"),
+    ],
+)
 def test_a_cell_that_closes_a_stream_fails_its_test_and_output_goes_on(
     notebook: Any, pytester: pytest.Pytester, capture: str, stream: str
 ) -> None:
@@ -250,7 +261,12 @@ def test_a_setup_cell_that_closes_stdout_errors_the_test_below(
 # -- ntdd faults -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("crash", [EXITS["os._exit"], SEGFAULT], ids=["os._exit", "segfault"])
+@pytest.mark.parametrize(
+    # a dying child process each: os._exit in the quick run, a segfault in the slow tier
+    "crash",
+    [EXITS["os._exit"], pytest.param(SEGFAULT, marks=pytest.mark.slow)],
+    ids=["os._exit", "segfault"],
+)
 def test_a_clean_run_that_dies_is_an_error_for_its_notebook_and_the_others_are_reported(
     notebook: Any, pytester: pytest.Pytester, crash: str
 ) -> None:

@@ -318,6 +318,9 @@ COMPUTED_CHECKS = (
 )
 
 
+# Five fault runs of a training: the quick run faults a Dataset's computed examples in
+# test_a_librarys_dataset_is_faulted_where_a_setup_cell_makes_it_not_where_the_library_does.
+@pytest.mark.slow
 def test_data_faults_reach_the_examples_a_dataset_computes_in_getitem(tmp_path: Path) -> None:
     """A Dataset that builds each example from a row holds no tensor to change: each data
     fault acts on what its `__getitem__` returns, through the loader and direct indexing."""

@@ -445,7 +445,16 @@ SAVED = [
 ]
 
 
-@pytest.mark.parametrize("told", ["VS Code", "JupyterLab", "the magic's argument"])
+@pytest.mark.parametrize(
+    # a pytest run in the kernel each: the magic's argument in the quick run, how each
+    # editor names the notebook in the slow tier
+    "told",
+    [
+        pytest.param("VS Code", marks=pytest.mark.slow),
+        pytest.param("JupyterLab", marks=pytest.mark.slow),
+        "the magic's argument",
+    ],
+)
 def test_ntdd_runs_the_saved_notebook_as_pytest_ntdd_does(
     shell: Any,
     tmp_path: Path,

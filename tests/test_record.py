@@ -92,7 +92,11 @@ def _notebook(path: Any, *sources: str) -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [["--ntdd-report", "report.html"], ["--ntdd-write-notebooks", "out"]],
+    [
+        # an xdist run each: the same outputs cross execnet for both, so one is quick
+        pytest.param(["--ntdd-report", "report.html"], marks=pytest.mark.slow),
+        ["--ntdd-write-notebooks", "out"],
+    ],
     ids=["report", "write-notebooks"],
 )
 def test_unusual_outputs_keep_a_failing_verdict_under_xdist(

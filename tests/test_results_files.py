@@ -146,7 +146,11 @@ def _within_minutes(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
-@pytest.mark.parametrize("option", OPTIONS)
+@pytest.mark.parametrize(
+    # a child process each: the report's in the quick run, the others in the slow tier
+    "option",
+    [o if o == "--ntdd-report" else pytest.param(o, marks=pytest.mark.slow) for o in OPTIONS],
+)
 def test_a_fifo_with_a_reader_gets_the_results_and_one_without_is_refused_by_name(
     pytester: pytest.Pytester, nb: Path, option: str
 ) -> None:

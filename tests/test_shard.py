@@ -285,6 +285,7 @@ def test_xdist_workers_shard_alike_and_the_controller_stores_durations(
     }
 
 
+@pytest.mark.slow  # an xdist run; test_a_shard_with_nothing_to_run_passes is the quick one
 def test_an_empty_shard_passes_under_xdist_too(notebook: Any, pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     notebook(["# TEST\nassert True"])
@@ -327,7 +328,8 @@ WORKER = (
 )
 
 
-@pytest.mark.parametrize("recorded", [True, False])
+# an xdist run each: with durations recorded in the quick run, without in the slow tier
+@pytest.mark.parametrize("recorded", [True, pytest.param(False, marks=pytest.mark.slow)])
 def test_n_auto_starts_no_workers_where_the_recorded_work_does_not_pay(
     notebook: Any, pytester: pytest.Pytester, recorded: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -23,6 +23,9 @@ SLOW = [
     _with_id("# TEST: adds\nassert x + y == 3", "the-test"),
 ]
 SECTION = "ntdd: slowest 2 notebook cells"
+# Under xdist a run is a child process and two workers, seconds apiece: the first
+# test's xdist case is in the quick run, the others' in the slow tier.
+XDIST_SLOW = pytest.mark.slow
 
 
 def _listed(result: pytest.RunResult) -> list[str]:
@@ -103,7 +106,7 @@ def test_a_bad_least_time_is_refused_naming_its_setting(
     assert "--ntdd-slow-cells-min: slow_cells_min must be a number of seconds >= 0" in said
 
 
-@pytest.mark.parametrize("place", ["serial", "xdist"])
+@pytest.mark.parametrize("place", ["serial", pytest.param("xdist", marks=XDIST_SLOW)])
 def test_a_notebook_written_back_carries_each_cells_timing_as_jupyter_writes_it(
     notebook: Any, pytester: pytest.Pytester, place: str
 ) -> None:
@@ -130,7 +133,7 @@ def test_a_notebook_written_back_carries_each_cells_timing_as_jupyter_writes_it(
     assert slow["shell.execute_reply"] > slow["iopub.execute_input"]
 
 
-@pytest.mark.parametrize("place", ["serial", "xdist"])
+@pytest.mark.parametrize("place", ["serial", pytest.param("xdist", marks=XDIST_SLOW)])
 def test_the_job_summary_lists_the_slowest_cells_when_asked(
     notebook: Any, pytester: pytest.Pytester, place: str
 ) -> None:

@@ -454,6 +454,7 @@ STALE_TEST = (
 )
 
 
+@pytest.mark.slow  # a full training of 1,280 steps, twice: a limit of smoke mode, not a feature
 def test_a_bug_that_needs_more_steps_than_smoke_mode_runs_survives_it_as_written_in_does(
     notebook: Any, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

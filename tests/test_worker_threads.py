@@ -65,6 +65,7 @@ def test_each_worker_gets_the_cores_it_has_to_itself(pytester: pytest.Pytester) 
 
 
 @requires_torch
+@pytest.mark.slow  # torch imported in each worker: the count reaches the variables above
 def test_torch_in_a_worker_uses_that_many_threads(pytester: pytest.Pytester) -> None:
     result = _shown(pytester, "-n", "2", cells=(TORCH,))
     assert result.ret == 0
@@ -99,6 +100,7 @@ def test_the_option_wins(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPa
     assert _seen(pytester) == "5 5 5"
 
 
+@pytest.mark.slow  # two xdist runs: the ini key's path is the option's
 def test_the_ini_key_and_auto(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nntdd_threads = 4\n")
     result = _shown(pytester, "-n", "2")
@@ -123,6 +125,7 @@ def test_a_serial_run_is_unchanged(pytester: pytest.Pytester) -> None:
     assert "workers on" not in result.stdout.str()
 
 
+@pytest.mark.slow  # an xdist run, as test_a_variable_the_user_set_wins
 def test_a_variable_the_tx_spec_sets_wins(pytester: pytest.Pytester) -> None:
     result = _shown(pytester, "--dist", "load", "--tx", "2*popen//env:OMP_NUM_THREADS=4")
     assert result.ret == 0

@@ -34,6 +34,9 @@ from ntdd.commands.cli import main
 from ntdd.notebook.files import find_notebooks
 
 WORKFLOWS = ROOT / ".github" / "workflows"
+# Each case of a kind beyond the first runs a workflow step in a shell, seconds
+# apiece: those cases are in the slow tier (`-m slow`), the first in the quick run.
+SLOW = pytest.mark.slow
 NODE_MODULES = ROOT / ".ci" / "node" / "node_modules"
 
 
@@ -836,7 +839,15 @@ PICKED = {
 }
 
 
-@pytest.mark.parametrize("changed", PICKED)
+# A change of each kind in the quick run (one notebook, every notebook, none); the
+# other files of the same kinds run a pick step each, in the slow tier.
+PICKED_QUICKLY = {"notebooks/ch2/train.ipynb", "requirements.txt", "README.md"}
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [c if c in PICKED_QUICKLY else pytest.param(c, marks=pytest.mark.slow) for c in PICKED],
+)
 def test_a_pull_request_tests_what_its_change_can_break(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], changed: str
 ) -> None:
@@ -925,10 +936,10 @@ USES_CODE = {
     [
         (PACKAGED, "src/course/maths.py", True),
         (PACKAGED, "README.md", False),
-        (FLAT, "course/__init__.py", True),
-        (FLAT, "tests/test_course.py", False),
+        pytest.param(FLAT, "course/__init__.py", True, marks=pytest.mark.slow),
+        pytest.param(FLAT, "tests/test_course.py", False, marks=pytest.mark.slow),
         (BESIDE, "shared.py", True),  # what helpers.py imports
-        (BESIDE, "scripts/deploy.py", False),
+        pytest.param(BESIDE, "scripts/deploy.py", False, marks=pytest.mark.slow),
     ],
     ids=["src package", "a README", "flat package", "its tests", "an imported module", "a script"],
 )
@@ -1016,11 +1027,12 @@ DATA_FILES = {
     ("changed", "picked"),
     [
         ("data/train.csv", ["notebooks/ch1/train.ipynb"]),
-        ("data/splits/test.csv", ["notebooks/ch1/splits.ipynb"]),
-        ("data/splits/new.csv", ["notebooks/ch1/splits.ipynb"]),  # added after ntdd init
-        ("configs/model.yaml", ["notebooks/ch2/config.ipynb"]),
+        pytest.param("data/splits/test.csv", ["notebooks/ch1/splits.ipynb"], marks=SLOW),
+        # added after ntdd init
+        ("data/splits/new.csv", ["notebooks/ch1/splits.ipynb"]),
+        pytest.param("configs/model.yaml", ["notebooks/ch2/config.ipynb"], marks=SLOW),
         ("data/other.csv", []),  # in the data folder, but no notebook names it
-        ("README.md", []),
+        pytest.param("README.md", [], marks=SLOW),
     ],
 )
 def test_a_change_to_a_file_a_notebook_names_outside_their_folder_tests_that_notebook(
@@ -1157,7 +1169,7 @@ def test_a_text_notebook_committed_without_its_ipynb_is_counted_and_picked(
         (["nbs/café.ipynb", "nbs/tab\there.ipynb"], ["nbs/café.ipynb", "nbs/tab\there.ipynb"]),
         (["nbs/lab.md", 'nbs/a"b.ipynb'], ['nbs/a"b.ipynb', "nbs/lab.md"]),
         (["nbs/paired.py"], ["nbs/paired.ipynb"]),  # the pair's text half: the pair
-        (["nbs/helper.py"], sorted(ODD_NOTEBOOKS)),  # beside them: every notebook
+        pytest.param(["nbs/helper.py"], sorted(ODD_NOTEBOOKS), marks=SLOW),  # beside them: all
     ],
     ids=["odd names", "a text notebook", "a paired text notebook", "a helper"],
 )
@@ -1223,7 +1235,10 @@ def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
 FOLDERS = ["[course] notebooks", "C++ labs", "what?", "!drafts", "back\\slash", "a*b"]
 
 
-@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize(
+    "folder",
+    [f if f in ("[course] notebooks", "!drafts") else pytest.param(f, marks=SLOW) for f in FOLDERS],
+)
 def test_an_edit_in_a_notebooks_folder_named_like_a_pattern_starts_the_workflow_and_is_picked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], folder: str
 ) -> None:
