@@ -127,6 +127,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))
+@pytest.mark.slow
 def test_the_cli_gives_each_case_its_outcome(
     corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
 ) -> None:

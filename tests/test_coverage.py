@@ -62,6 +62,7 @@ def test_the_report_has_a_row_per_notebook_with_the_lines_of_its_cells_that_did_
     result.stdout.no_fnmatch_line("*ntdd module*")
 
 
+@pytest.mark.slow
 def test_under_xdist_the_workers_measure_the_notebooks_too(pytester: pytest.Pytester) -> None:
     pytest.importorskip("xdist")
     (pytester.path / "pyproject.toml").write_text(PLUGIN)
@@ -79,6 +80,7 @@ def test_without_the_plugin_ntdd_says_how_to_measure_notebooks(pytester: pytest.
     assert hint in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_a_notebook_gone_before_the_report_is_no_source_as_a_py_file_is(
     pytester: pytest.Pytester,
 ) -> None:
@@ -104,6 +106,7 @@ def one_string_source(path: Path, minified: bool) -> None:
 
 
 @pytest.mark.parametrize("minified", [False, True], ids=["one string", "one line"])
+@pytest.mark.slow
 def test_lines_a_file_shares_between_source_lines_are_never_reported_covered(
     pytester: pytest.Pytester, minified: bool
 ) -> None:

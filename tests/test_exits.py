@@ -62,6 +62,7 @@ def next_notebook(notebook: Any) -> str:
 
 
 @pytest.mark.parametrize("exit_code", list(EXITS.values()), ids=list(EXITS))
+@pytest.mark.slow
 def test_an_exit_in_a_setup_cell_errors_its_tests_and_the_next_notebook_still_runs(
     notebook: Any, next_notebook: str, pytester: pytest.Pytester, way: str, exit_code: str
 ) -> None:
@@ -96,6 +97,7 @@ def test_an_exit_in_a_test_cell_fails_that_test_and_the_next_notebook_still_runs
         ),
     ],
 )
+@pytest.mark.slow
 def test_os_exit_fails_its_test_naming_what_a_kernel_would_do(
     cell: str, notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -121,6 +123,7 @@ def test_os_exit_0_from_another_thread_of_the_run_ends_it_red(
     result.stderr.fnmatch_lines(["ntdd: os._exit(0) was called (nb.ipynb::test_exits_elsewhere)*"])
 
 
+@pytest.mark.slow
 def test_os_exit_in_a_process_the_cell_forked_still_ends_that_process(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -171,6 +174,7 @@ THREAD = (
 )
 
 
+@pytest.mark.slow
 def test_a_thread_left_running_is_reported_and_not_waited_for(
     notebook: Any, next_notebook: str, pytester: pytest.Pytester, way: str
 ) -> None:

@@ -51,6 +51,7 @@ overall: 3/4 applicable faults caught (75%); exit policy (every applicable fault
 """
 
 
+@pytest.mark.slow
 def test_many_notebooks_get_a_table_each_a_summary_and_an_appended_report(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -82,6 +83,7 @@ def test_many_notebooks_get_a_table_each_a_summary_and_an_appended_report(
     assert details.count("<details>") == 2  # none for a notebook without tests
 
 
+@pytest.mark.slow
 def test_the_exit_policy_and_the_json_schema_the_reference_documents(
     folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -159,6 +161,7 @@ def test_the_exit_policy_holds_each_notebook_to_the_rate(
     assert Summary(tuple(reports), ("f0", "f1"), rate).passed is passed
 
 
+@pytest.mark.slow
 def test_notebooks_without_tests_pass_as_the_init_workflow_runs_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -101,6 +101,7 @@ def test_each_new_fault_is_caught_by_a_test_that_checks_for_it_and_missed_otherw
     )
 
 
+@pytest.mark.slow
 def test_a_fault_that_makes_setup_raise_is_caught_by_setup_only_if_a_test_errors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -121,6 +122,7 @@ def test_a_fault_that_makes_setup_raise_is_caught_by_setup_only_if_a_test_errors
     assert "nan    X[0, 0] → nan  NOT CAUGHT." in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_the_json_report_has_every_fault_of_every_notebook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -158,6 +160,7 @@ def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_docs_sho
     assert "labels        -" in out and "11/11 applicable faults caught (100%)" in out
 
 
+@pytest.mark.slow
 def test_a_run_changes_no_file_writes_no_cache_and_leaves_no_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -178,6 +181,7 @@ def process_state() -> tuple[object, ...]:
     return os.getcwd(), environ, list(sys.path), torch.get_num_threads()
 
 
+@pytest.mark.slow
 def test_a_notebook_without_torch_has_no_applicable_faults(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -214,6 +218,7 @@ def plugin_setup(monkeypatch: pytest.MonkeyPatch, setup: str) -> None:
 
 
 @pytest.mark.parametrize("setup", PLUGIN_SETUPS)
+@pytest.mark.slow
 def test_the_runs_have_ntdds_plugin_however_plugins_are_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], setup: str
 ) -> None:

@@ -128,6 +128,7 @@ def helper_notebook(folder: Path) -> Path:
     )
 
 
+@pytest.mark.slow
 def test_no_fault_carries_into_another_even_in_a_helper_module(tmp_path: Path) -> None:
     notebook = helper_notebook(tmp_path / "helper")
     names = ("mode", "detached", "scale", "unregistered")
@@ -214,6 +215,7 @@ def test_forking_is_unsafe_without_os_fork_or_with_cuda(monkeypatch: pytest.Monk
     assert forked.fork_unsafe() == "this platform has no os.fork"
 
 
+@pytest.mark.slow
 def test_a_child_that_crashes_is_an_error_not_a_catch(tmp_path: Path) -> None:
     crash = (
         "# TEST: crashes on NaN\nimport ctypes\nif torch.isnan(x).any():\n    ctypes.string_at(0)"
@@ -230,6 +232,7 @@ def test_a_child_that_crashes_is_an_error_not_a_catch(tmp_path: Path) -> None:
     assert not report.meets(0.0)
 
 
+@pytest.mark.slow
 def test_a_child_that_hangs_past_the_timeout_is_killed_and_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -245,6 +248,7 @@ def test_a_child_that_hangs_past_the_timeout_is_killed_and_an_error(
     assert (result.status, result.reason) == ("error", "its run said nothing for 2 s; killed")
 
 
+@pytest.mark.slow
 def test_children_run_torch_on_one_thread_after_the_parent_used_a_pool(tmp_path: Path) -> None:
     """OpenMP's pool does not survive a fork: a child using it would hang. Every run keeps
     one thread (`children.same_threads`): the notebook's `set_num_threads(2)` changes nothing."""

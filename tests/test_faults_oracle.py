@@ -59,6 +59,7 @@ def disagreements(table: dict[str, tuple[str, str]]) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_the_issues_four_cells_catch_what_the_written_in_bugs_catch(tmp_path: Path) -> None:
     """lr0, detached and scale fail the notebook written in; no zero_grad() still learns."""
     table = verdicts(FOUR_CELLS, ("lr0", "stale_grad", "detached", "scale"), tmp_path)

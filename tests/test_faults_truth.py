@@ -82,6 +82,7 @@ def verdicts(report: NotebookReport) -> dict[str, str]:
     return {r.name: r.status for r in report.results}
 
 
+@pytest.mark.slow
 def test_scale_leaves_a_clone_that_a_test_builds_alone(tmp_path: Path) -> None:
     """Weights ×1e4 right after `model = MLP()` pass a round-trip test: the clone loads the
     same (scaled) state. The fault used to scale the test's clone at its first forward."""
@@ -113,6 +114,7 @@ def test_mode_reaches_batch_norm_models_held_in_a_list(tmp_path: Path) -> None:
     assert result.applied == ("m.eval() → left out",)  # the loop's name for it
 
 
+@pytest.mark.slow
 def test_labels_are_shuffled_whatever_their_order(tmp_path: Path) -> None:
     """Class-sorted labels: a shift by one changed 2 of 256 and no test noticed; a seeded
     permutation moves about half of them, as shuffled labels do."""
@@ -127,6 +129,7 @@ def test_labels_are_shuffled_whatever_their_order(tmp_path: Path) -> None:
     assert changed.startswith("y (256,) shuffled") and moved > 100
 
 
+@pytest.mark.slow
 def test_data_faults_act_on_the_data_the_training_reads_not_on_a_demo_tensor(
     tmp_path: Path,
 ) -> None:
@@ -151,6 +154,7 @@ def test_data_faults_act_on_the_data_the_training_reads_not_on_a_demo_tensor(
     assert verdicts(report) == {"shape": CAUGHT, "nan": CAUGHT}
 
 
+@pytest.mark.slow
 def test_a_hand_written_model_with_a_manual_update_is_a_model(tmp_path: Path) -> None:
     """`W.data -= lr * W.grad` and `W.grad = None`, as lectures write them: lr0, stale_grad,
     detached and scale apply, and the written-in bug of each is caught."""
@@ -185,6 +189,7 @@ LAZY = (
 )
 
 
+@pytest.mark.slow
 def test_lazy_layers_are_frozen_and_unplugged_where_their_first_forward_makes_them(
     tmp_path: Path,
 ) -> None:
@@ -219,6 +224,7 @@ def test_the_report_never_counts_a_negative_number_of_parameters(
     assert "2 parameters of other models → requires_grad=False" in applied, applied
 
 
+@pytest.mark.slow
 def test_a_fault_whose_run_only_times_out_is_timed_out_never_caught(tmp_path: Path) -> None:
     """Training until the loss is low never ends with lr 0: the tests time out, which says
     nothing about the tests."""
@@ -253,6 +259,7 @@ def test_every_run_computes_with_the_clean_runs_thread_settings(tmp_path: Path) 
     assert verdicts(forked) == verdicts(apart)
 
 
+@pytest.mark.slow
 def test_the_advice_reads_the_notebook(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -334,6 +341,7 @@ def test_data_faults_reach_the_examples_a_dataset_computes_in_getitem(tmp_path: 
     )
 
 
+@pytest.mark.slow
 def test_a_librarys_dataset_is_faulted_where_a_setup_cell_makes_it_not_where_the_library_does(
     tmp_path: Path,
 ) -> None:

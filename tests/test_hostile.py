@@ -121,6 +121,7 @@ def cell_body(text: str, test: TestCell) -> list[ast.stmt]:
 
 @SETTINGS
 @given(cell_source())
+@pytest.mark.slow
 def test_a_wrapped_cell_keeps_its_exact_ast(source: str) -> None:
     cell = "# TEST: hostile\n" + source
     plan = make_plan(notebook("x = 1", cell))
@@ -143,6 +144,7 @@ def same_body(body: list[ast.stmt], cell: str) -> bool:
 
 @SETTINGS
 @given(cell_source())
+@pytest.mark.slow
 def test_a_cell_of_functions_keeps_its_exact_ast(source: str) -> None:
     cell = "# TEST\n" + source + "\n\ndef test_it():\n    assert True"
     text = render_module(make_plan(notebook(cell)))

@@ -38,6 +38,7 @@ def modules_of_a_run(pytester: pytest.Pytester, *args: str) -> set[str]:
 CACHED_ONLY = {"jinja2", "ntdd.pipeline.render", "ntdd.pipeline.plan", "ntdd.pipeline.end"}
 
 
+@pytest.mark.slow
 def test_a_notebook_collected_from_the_module_cache_imports_neither_jinja_nor_the_planner(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -48,6 +49,7 @@ def test_a_notebook_collected_from_the_module_cache_imports_neither_jinja_nor_th
     assert not CACHED_ONLY & warm
 
 
+@pytest.mark.slow
 def test_a_one_line_assignment_cell_is_no_automagic_without_importing_ipython(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -63,6 +65,7 @@ def test_a_one_line_assignment_cell_is_no_automagic_without_importing_ipython(
 SHOWN = "class Shown:\n    def __repr__(self):\n        return 'shown'"
 
 
+@pytest.mark.slow
 def test_values_shown_by_their_repr_need_no_ipython(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -102,6 +105,7 @@ def _line_info_assigns(line: str) -> bool:
     return bool(info.ifun) and not info.pre_char and info.the_rest[:1] in ("=", ",")
 
 
+@pytest.mark.slow
 def test_a_run_without_a_pyproject_toml_does_not_import_tomllib(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -113,6 +117,7 @@ def test_a_run_without_a_pyproject_toml_does_not_import_tomllib(
     assert "tomllib" in modules_of_a_run(pytester, "nb.ipynb")  # the probe sees it when read
 
 
+@pytest.mark.slow
 def test_numpy_random_is_imported_by_the_notebook_that_uses_it_not_by_ntdd(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -482,6 +482,7 @@ def test_ntdd_runs_the_saved_notebook_as_pytest_ntdd_does(
     assert isinstance(error, NotebookTestFailure)
 
 
+@pytest.mark.slow
 def test_ntdd_on_a_saved_notebook_whose_test_fails_raises(
     shell: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

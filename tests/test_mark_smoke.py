@@ -83,6 +83,7 @@ def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # -- a torch training notebook ----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_only_the_tests_that_need_all_epochs_get_full_run_as_a_diff_nothing_written(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -166,6 +167,7 @@ def test_faults_says_which_faults_each_test_loses_in_smoke_mode(
 # -- what no mark cures, what needs none -------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_setup_cell_that_raises_only_in_smoke_mode_is_named_not_marked(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +193,7 @@ def test_a_setup_cell_that_raises_only_in_smoke_mode_is_named_not_marked(
     assert "no test to mark; smoke mode breaks what no mark cures (above)" in err
 
 
+@pytest.mark.slow
 def test_green_in_smoke_mode_nothing_to_mark_and_a_full_run_test_is_never_touched(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -213,6 +216,7 @@ def test_green_in_smoke_mode_nothing_to_mark_and_a_full_run_test_is_never_touche
     assert "nb.ipynb: the smoke run is green where the full run is: nothing to mark" in err
 
 
+@pytest.mark.slow
 def test_a_test_only_parameter_reaches_both_runs(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -230,6 +234,7 @@ def test_a_test_only_parameter_reaches_both_runs(
     assert "nb.ipynb: the smoke run is green where the full run is: nothing to mark" in err
 
 
+@pytest.mark.slow
 def test_both_files_of_a_jupytext_pair_get_the_mark_and_a_project_smoke_setting_is_overridden(
     here: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

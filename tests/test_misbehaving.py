@@ -82,6 +82,7 @@ def test_a_failed_setup_runs_once_for_all_its_tests(
 
 
 @pytest.mark.parametrize("capture", ["fd", "no"])
+@pytest.mark.slow
 def test_a_replaced_stdout_is_restored(
     notebook: Any, pytester: pytest.Pytester, capture: str
 ) -> None:
@@ -109,6 +110,7 @@ def test_a_changed_working_directory_is_restored(notebook: Any, pytester: pytest
     assert Path.cwd() == pytester.path
 
 
+@pytest.mark.slow
 def test_a_crash_is_contained_by_xdist_workers(notebook: Any, pytester: pytest.Pytester) -> None:
     """What cannot be contained in-process needs a process: a worker dies, not the run."""
     pytest.importorskip("xdist")
@@ -138,6 +140,7 @@ def read_until(proc: subprocess.Popen[bytes], text: bytes, timeout: float) -> by
     return seen
 
 
+@pytest.mark.slow
 def test_a_real_ctrl_c_still_stops_the_run(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(
         [
@@ -234,6 +237,7 @@ def test_a_timeout_mark_without_a_positive_number_fails_naming_the_cell(
     )
 
 
+@pytest.mark.slow
 def test_a_real_ctrl_c_in_a_setup_cell_tagged_raises_exception_still_stops_the_run(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -303,6 +307,7 @@ def alive(pid: int) -> bool:
 
 
 @needs_proc
+@pytest.mark.slow
 def test_processes_the_cells_start_end_with_the_notebook_as_a_kernels_shutdown_ends_them(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

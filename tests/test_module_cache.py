@@ -64,6 +64,7 @@ def test_a_parameter_override_is_part_of_the_key(
 
 
 @pytest.mark.parametrize("given", ["a.ipynb", "a.ipynb::test_x_is_two"])
+@pytest.mark.slow
 def test_a_notebook_given_alone_is_the_only_one_of_its_folder_compiled(
     notebook: Any, pytester: pytest.Pytester, compiles: list[str], given: str
 ) -> None:
@@ -166,6 +167,7 @@ def entries(pytester: pytest.Pytester) -> list[Path]:
     return found
 
 
+@pytest.mark.slow
 def test_an_entry_with_three_bytes_of_its_code_changed_is_compiled_again(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -343,6 +343,7 @@ def test_the_mode_and_the_normalisers_can_live_in_pyproject(pytester: pytest.Pyt
     bad.stderr.fnmatch_lines(['*outputs must be "strict" or "lax", got *every*'])
 
 
+@pytest.mark.slow
 def test_the_checks_run_where_their_notebook_runs_under_xdist(pytester: pytest.Pytester) -> None:
     for name in ("a", "b"):
         write_notebook(

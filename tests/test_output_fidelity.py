@@ -137,6 +137,7 @@ def test_the_tqdm_normaliser_keeps_the_postfix_a_bar_shows(pytester: pytest.Pyte
     got.stdout.fnmatch_lines(["  -100%|##| 10/10 [<elapsed>, loss=5.230, acc=0.110]"])
 
 
+@pytest.mark.slow
 def test_a_sanitize_pattern_that_backtracks_fails_its_check_at_the_timeout(
     pytester: pytest.Pytester,
 ) -> None:

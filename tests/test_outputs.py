@@ -105,6 +105,7 @@ def test_display_makes_display_data_and_a_display_id_updates_in_place(
     assert shown[1]["data"]["text/markdown"] == "two"  # updated where it was first shown
 
 
+@pytest.mark.slow
 def test_a_warning_shows_on_stderr_where_it_was_raised_as_a_kernel_prints_it(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:
@@ -116,6 +117,7 @@ def test_a_warning_shows_on_stderr_where_it_was_raised_as_a_kernel_prints_it(
     assert outputs[1][1]["text"].endswith("UserWarning: careful\n  warnings.warn('careful')\n")
 
 
+@pytest.mark.slow
 def test_a_deprecation_shows_where_a_kernel_shows_it_from_the_notebooks_own_code_only(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:
@@ -160,6 +162,7 @@ def test_the_recorded_outputs_validate_as_a_notebooks(
     nbformat.validate(nbformat.from_dict(nb))
 
 
+@pytest.mark.slow
 def test_a_cells_figure_is_shown_as_png_at_its_end_and_closed(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:

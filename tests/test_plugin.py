@@ -324,6 +324,7 @@ def test_notebook_code_is_measured_by_pytest_cov(notebook: Any, pytester: pytest
     result.stdout.fnmatch_lines(["mylib.py * 4 * 1 * 75%*6"])
 
 
+@pytest.mark.slow
 def test_an_xdist_run_keeps_each_notebook_on_one_worker(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -148,6 +148,7 @@ def pytest_unconfigure(config):
 """
 
 
+@pytest.mark.slow
 def test_a_run_with_every_option_reads_a_notebook_three_times(pytester: pytest.Pytester) -> None:
     """The collection, the saved outputs when the checks run, and once at the end for the
     page and the writer together (it was five: the checks and the page read their own)."""

@@ -56,6 +56,7 @@ def test_a_bare_test_cell_shows_what_its_test_printed_and_showed(
     assert "<th>a</th>" in cell and "<td>1</td>" in cell  # its value, as HTML
 
 
+@pytest.mark.slow
 def test_a_figure_shows_inline_as_a_png(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["import matplotlib.pyplot as plt\nplt.plot([1, 2]);", "# TEST\nassert plt"])
     html = report_in_a_process(pytester)
@@ -106,6 +107,7 @@ def test_a_cells_error_shows_once(notebook: Any, pytester: pytest.Pytester) -> N
 
 
 @needs_chromium
+@pytest.mark.slow
 def test_chromium_reads_the_figure_and_the_table(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(
         [

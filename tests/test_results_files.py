@@ -191,6 +191,7 @@ def test_a_fifo_in_place_of_a_written_notebook_is_refused_by_name_not_waited_on(
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/fd"), reason="needs /proc's descriptor links")
+@pytest.mark.slow
 def test_dev_stdout_redirected_to_a_file_gets_the_page_where_the_output_stands(
     pytester: pytest.Pytester, nb: Path
 ) -> None:

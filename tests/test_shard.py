@@ -253,6 +253,7 @@ def test_nbvals_items_go_with_their_notebook(notebook: Any, pytester: pytest.Pyt
         assert len(shard) == 3  # ntdd's test and nbval's two cells
 
 
+@pytest.mark.slow
 def test_xdist_workers_shard_alike_and_the_controller_stores_durations(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:

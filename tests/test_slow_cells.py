@@ -36,6 +36,7 @@ def _listed(result: pytest.RunResult) -> list[str]:
 
 
 @pytest.mark.parametrize("place", ["serial", "xdist"])
+@pytest.mark.slow
 def test_the_slowest_cell_is_named_first_with_its_notebook_number_and_id(
     notebook: Any, pytester: pytest.Pytester, place: str
 ) -> None:

@@ -173,6 +173,7 @@ def test_a_loop_that_calls_backward_through_helpers_the_cell_defines_is_capped(
         run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_a_dataset_a_training_loop_iterates_itself_yields_the_smoke_examples_a_pass(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -414,6 +415,7 @@ def test_under_xdist_each_worker_caps_and_the_controller_lists_the_caps(
     )
 
 
+@pytest.mark.slow
 def test_ntdd_faults_in_smoke_mode_still_catches_a_training_bug(
     notebook: Any, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -70,6 +70,7 @@ TRAIN_AND_EVALUATE = (
 
 
 @pytest.mark.parametrize("epochs", ["20", "num_epochs"])
+@pytest.mark.slow
 def test_a_cut_epoch_loop_runs_its_last_epoch_so_a_bug_in_every_fifth_epoch_fails_as_in_full(
     notebook: Any, pytester: pytest.Pytester, epochs: str
 ) -> None:
@@ -131,6 +132,7 @@ MEAN_LOSS = (
 )
 
 
+@pytest.mark.slow
 def test_a_mean_over_a_cut_pass_stays_a_mean_so_a_model_that_learns_nothing_fails(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -190,6 +192,7 @@ SLOW_STEP = (
 )
 
 
+@pytest.mark.slow
 def test_a_training_too_short_to_be_worth_cutting_runs_in_full_and_the_summary_says_so(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

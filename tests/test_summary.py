@@ -56,6 +56,7 @@ def test_a_green_run_is_one_line(notebook: Any, pytester: pytest.Pytester) -> No
     assert text.startswith("### ✅ ntdd: 1 passed in ") and text.count("\n") == 2
 
 
+@pytest.mark.slow
 def test_under_xdist_only_the_controller_writes_it(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

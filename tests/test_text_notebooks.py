@@ -308,6 +308,7 @@ def test_sync_refuses_an_edit_that_would_read_back_as_two_cells(
     assert nb.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_xdist_keeps_a_text_notebook_on_one_worker_when_run_from_a_subfolder(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -114,6 +114,7 @@ def test_under_xdist_the_end_fails_that_test_and_the_others_run(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_a_cell_that_ignores_sigalrm_still_times_out_and_keeps_its_setting(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -204,6 +205,7 @@ def test_after_a_hard_end_the_results_files_say_what_this_run_did(
     again.stdout.fnmatch_lines(["a.ipynb::test_swallows", "1 test collected*"])
 
 
+@pytest.mark.slow
 def test_after_ctrl_c_the_results_files_say_what_ran_and_keep_the_rest(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -49,6 +49,7 @@ def _seen(pytester: pytest.Pytester) -> str:
     return (pytester.path / "seen.txt").read_text()
 
 
+@pytest.mark.slow
 def test_each_worker_gets_the_cores_it_has_to_itself(pytester: pytest.Pytester) -> None:
     each = max(1, _cores() // 2)
     result = _shown(pytester, "-n", "2")
@@ -87,6 +88,7 @@ def test_a_variable_the_user_set_wins(
     assert _seen(pytester) == "3 None None"
 
 
+@pytest.mark.slow
 def test_the_option_wins(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     result = _shown(pytester, "-n", "2", "--ntdd-threads", "5")

@@ -123,6 +123,7 @@ def run_hook(
     )
 
 
+@pytest.mark.slow
 def test_the_pre_commit_hooks_check_a_myst_notebook_and_pass_over_other_markdown(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -274,6 +275,7 @@ def test_init_leaves_out_the_check_when_no_module_is_committed_and_says_so(
     assert done.returncode == 1 and "missing: not exported yet" in done.stdout
 
 
+@pytest.mark.slow
 def test_init_suggests_skipping_eval_false_to_an_nbdev_project_only(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -324,6 +326,7 @@ def test_modules_names_the_folder_of_the_modules_to_check(
     ) in notes
 
 
+@pytest.mark.slow
 def test_init_finds_modules_committed_wherever_export_check_finds_them(
     repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -427,6 +430,7 @@ def test_without_dependency_files_init_installs_the_notebooks_imports_at_the_ver
 
 
 @pytest.mark.skipif(not HAVE_TORCH, reason="needs torch installed, to pin it")
+@pytest.mark.slow
 def test_torch_is_installed_from_pytorchs_cpu_index_and_the_gpu_job_keeps_pypis_cuda_build(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -627,6 +631,7 @@ def test_init_in_a_repository_without_notebooks_is_refused(
     assert not (tmp_path / ".github").exists()
 
 
+@pytest.mark.slow
 def test_by_default_each_notebook_runs_once_its_outputs_checked_in_ntdds_run(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -678,6 +683,7 @@ def test_faults_adds_the_faults_report_to_the_summary(
     assert "ntdd faults" not in dry_run(capsys)[0]
 
 
+@pytest.mark.slow
 def test_gpu_runner_adds_a_cuda_job_and_the_cpu_job_keeps_the_rest(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -693,6 +699,7 @@ def test_gpu_runner_adds_a_cuda_job_and_the_cpu_job_keeps_the_rest(
     assert "gpu" not in yaml.safe_load(dry_run(capsys)[0])["jobs"]
 
 
+@pytest.mark.slow
 def test_shards_writes_a_matrix_of_shards(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     workflow, notes = dry_run(capsys, "--shards", "4")
     job = load_job(workflow, "notebooks")
@@ -733,6 +740,7 @@ def test_reuse_keeps_the_verdicts_in_the_actions_cache_and_runs_everything_night
     assert sharded["Keep the verdicts for later runs"]["with"]["key"].count("matrix.shard") == 1
 
 
+@pytest.mark.slow
 def test_the_html_report_is_written_uploaded_and_linked_from_the_job_summary(
     repo: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -869,6 +877,7 @@ def test_a_pull_request_tests_what_its_change_can_break(
     ],
     ids=["in tests/notebooks", "beside the notebook"],
 )
+@pytest.mark.slow
 def test_a_pull_request_that_only_edits_a_module_tests_its_notebook_as_the_hook_checks_it(
     repo: Path,
     tmp_path: Path,
@@ -1194,6 +1203,7 @@ def test_a_pull_request_tests_the_notebooks_it_changes_whatever_their_names(
     assert done.outputs["pick"]["count"] == str(len(picked))
 
 
+@pytest.mark.slow
 def test_the_projects_workflow_tests_every_notebook_when_ntdd_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

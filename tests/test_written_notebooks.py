@@ -317,6 +317,7 @@ def test_under_xdist_the_controller_writes_what_the_workers_ran(pytester: pytest
         assert _by_cell(pytester.path / "out" / name)[0] == (1, [("stream:stdout", "ran\n")])
 
 
+@pytest.mark.slow
 def test_copies_written_inside_the_project_are_never_tested_again(
     pytester: pytest.Pytester,
 ) -> None:
