@@ -110,6 +110,22 @@ CASES: dict[str, list[Any]] = {
         "from matplotlib_inline.backend_inline import set_matplotlib_formats\n"
         "set_matplotlib_formats('svg')\ndisplay(fig)",
     ],
+    # A figure left open at a cell's end: the inline backend's `flush_figures` draws it, and
+    # what drawing raises is the cell's error, with or without anything recording outputs.
+    "a_setup_cell_leaves_a_figure_that_cannot_be_drawn": [
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.title('$\\\\frac{$')",
+        "# TEST: below it\nassert True",
+    ],
+    "test_cells_leave_figures_that_cannot_be_drawn": [
+        "import matplotlib.pyplot as plt\nfrom matplotlib.ticker import FuncFormatter",
+        "# TEST: a broken title\nplt.plot([1, 2]); plt.title('$\\\\frac{$')",
+        "# TEST: a tick formatter that raises\nfig, ax = plt.subplots(); ax.plot([1, 2])\n"
+        "def bad(x, pos):\n    raise ValueError('no label')\n"
+        "ax.xaxis.set_major_formatter(FuncFormatter(bad))",
+        "# TEST: closed by the cell itself\nplt.plot([1, 2]); plt.title('$\\\\frac{$')\n"
+        "plt.close()",
+        "# TEST: a good figure\nplt.plot([1, 3]); plt.title('$x^2$')",
+    ],
     "a_raw_string_regex": [
         "import re\npattern = r'(\\d+)\\s'",
         "# TEST: finds\nassert re.findall(pattern, 'a 12 b 3 ') == ['12', '3']",

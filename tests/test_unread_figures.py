@@ -110,3 +110,48 @@ def test_a_figure_that_cannot_be_drawn_fails_where_it_is_shown(
         ]
     )
     assert "not reached" not in result.stdout.str()
+
+
+LEFT_OPEN = [  # each test's figure left open at its cell's end: the inline backend draws it
+    "import matplotlib.pyplot as plt\nfrom matplotlib.ticker import FuncFormatter",
+    f"# TEST: a broken title\nplt.plot([1, 2]); plt.title('{BROKEN}')",
+    "# TEST: a tick formatter that raises\nfig, ax = plt.subplots(); ax.plot([1, 2])\n"
+    "def bad(x, pos):\n    raise ValueError('no label for a tick')\n"
+    "ax.xaxis.set_major_formatter(FuncFormatter(bad))",
+    f"# TEST: closed by the cell\nplt.plot([1, 2]); plt.title('{BROKEN}'); plt.close()",
+    "# TEST: a good figure\nplt.plot([1, 3]); plt.title('$x^2$')",
+]
+SETUP_LEAVES_ONE = [
+    f"import matplotlib.pyplot as plt\nplt.plot([1, 2]); plt.title('{BROKEN}')",
+    "# TEST: below it\nassert True",
+]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--ntdd-report=report.html"],
+        ["--ntdd-write-notebooks=written"],
+        ["--ntdd-outputs-lax"],
+        ["-n", "2"],
+        ["--ntdd-smoke"],
+    ],
+    ids=["plain", "report", "write-notebooks", "outputs-lax", "xdist", "smoke"],
+)
+def test_a_figure_left_open_that_cannot_be_drawn_fails_its_cell_in_every_run(
+    pytester: pytest.Pytester, notebook: object, options: list[str]
+) -> None:
+    notebook(LEFT_OPEN)  # type: ignore[operator]
+    notebook(SETUP_LEAVES_ONE, name="setup.ipynb")  # type: ignore[operator]
+    plugins = ["xdist"] if "-n" in options else []
+    args = ["--ntdd", "-rfE", "nb.ipynb", "setup.ipynb", *options]
+    result = run(pytester, *args, plugins=plugins, subprocess=True)
+    result.assert_outcomes(failed=2, passed=2, errors=1)
+    result.stdout.fnmatch_lines_random(
+        [
+            "FAILED nb.ipynb::test_a_broken_title - ValueError*",
+            "FAILED nb.ipynb::test_a_tick_formatter_that_raises - ValueError: no label*",
+            "ERROR setup.ipynb::test_below_it - ValueError in setup cell 1*",
+        ]
+    )

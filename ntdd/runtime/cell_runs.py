@@ -84,10 +84,11 @@ def recorded(
     cells: CellMap, step: SetupStep, device: str, config: pytest.Config | None
 ) -> contextlib.AbstractContextManager[None]:
     """The cell's outputs (its figures at its end, as the inline backend shows them) and
-    time, for the run's report, when there is one."""
+    time, for the run's report, when there is one; without one, its figures still
+    checked at its end (`figures_checked`)."""
     log = cell_log_of(config)
     if log is None:
-        return contextlib.nullcontext()
+        return figures_checked(cells.namespace)
 
     def describe(error: BaseException) -> str:
         return notebook_traceback(error, cells.place_of)
@@ -102,10 +103,13 @@ def test_recorded(
     cells: CellMap, item: pytest.Item, device: str
 ) -> contextlib.AbstractContextManager[None]:
     """A test cell's outputs as its test runs it (its figures at its end), for the run's
-    report and the notebooks written back, when there are any."""
+    report and the notebooks written back, when there are any; without them, its figures
+    still checked at its end (`figures_checked`)."""
     log = cell_log_of(item.config)
-    test = cells.test_region(item) if log is not None else None
-    if log is None or test is None:
+    if log is None:
+        return figures_checked(cells.namespace)
+    test = cells.test_region(item)
+    if test is None:
         return contextlib.nullcontext()
 
     def describe(error: BaseException) -> str:
@@ -116,6 +120,17 @@ def test_recorded(
 
     where = (test.index, test.region.id, device)
     return cell_recorded(log, *where, describe, at_the_end, test=test.kind)
+
+
+@contextlib.contextmanager
+def figures_checked(namespace: dict[str, Any]) -> Iterator[None]:
+    """Where nothing records the cell: the figures it left open drawn for their errors at
+    its end, as a recorded cell's are shown (`inline_figures.show_open`), so that a figure
+    a kernel cannot draw fails the cell in every run."""
+    try:
+        yield
+    finally:
+        inline_figures.show_open(namespace)
 
 
 @contextlib.contextmanager

@@ -7,8 +7,10 @@ records a cell, the figures go to the cell's outputs through the notebook's
 shell with the formatters the inline backend registers on a kernel's shell
 (`set_up`, as `InlineBackend`'s settings say at the time: a figure shown
 mid-cell by `plt.show()`, through IPython's `display`, gets them too);
-`process_wide.close_figures` then closes them, as it does without a report.
-Nothing is imported for a cell when pyplot is not.
+`process_wide.close_figures` then closes them. Where nothing records the cell,
+each is still drawn for its errors, not for its pixels (`unread_figures`): a
+figure that cannot be drawn fails its cell in a kernel, with or without a
+report. Nothing is imported for a cell when pyplot is not.
 
 Each `image/png` of a figure carries what the figure shows in its metadata
 (`figure_summary`), for the output check of a notebook ntdd wrote back.
@@ -26,11 +28,13 @@ from ntdd.runtime.process_wide import INLINE, backend
 
 
 def show_open(namespace: dict[str, Any]) -> None:
-    """Each open figure as a `display_data` of the cell being recorded (none open, or
-    another backend chosen: nothing)."""
+    """Each open figure as a `display_data` of the cell being recorded; where nothing
+    records the cell, drawn for its errors only (`unread_figures`), since `flush_figures`
+    draws it in a kernel and what drawing raises is the cell's error there (none open,
+    or another backend chosen: nothing)."""
     outputs = cell_outputs.current()
     pyplot = sys.modules.get("matplotlib.pyplot")
-    if outputs is None or pyplot is None or backend() not in (INLINE, "inline"):
+    if pyplot is None or backend() not in (INLINE, "inline"):
         return
     figures = [pyplot.figure(number) for number in pyplot.get_fignums()]
     if not figures:
@@ -43,6 +47,8 @@ def show_open(namespace: dict[str, Any]) -> None:
 
     for figure in figures:
         data, metadata = shell.display_like_a_kernel(figure)
+        if outputs is None:
+            continue
         extra = _fetch_figure_metadata(figure)  # type: ignore[no-untyped-call]
         outputs.display(data, {**metadata, **(extra or {})})
 
