@@ -38,6 +38,7 @@ from ntdd.settings.typed import Settings
 VERDICT_FIELDS = (
     "devices",
     "timeout",
+    "notebook_timeout",
     "parameters",
     "template",
     "smoke",
