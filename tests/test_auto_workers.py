@@ -75,6 +75,7 @@ def test_a_run_records_its_seconds_and_the_next_auto_starts_no_workers_for_littl
     assert _workers_ran(pytester) == {"controller"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(cores() < 2, reason="two workers need two cores")
 def test_recorded_work_that_pays_for_workers_gets_them(pytester: pytest.Pytester) -> None:
     _notebooks(pytester, "a.ipynb", "b.ipynb")
@@ -100,7 +101,16 @@ def test_only_the_files_the_run_names_count(pytester: pytest.Pytester) -> None:
     assert _workers_ran(pytester) == {"controller"}
 
 
-@pytest.mark.parametrize("cached", [None, "{not json", '{"a.ipynb": "soon"}', "[1, 2]"])
+@pytest.mark.parametrize(
+    "cached",
+    [
+        None,
+        *(
+            pytest.param(text, marks=pytest.mark.slow)
+            for text in ("{not json", '{"a.ipynb": "soon"}', "[1, 2]")
+        ),
+    ],
+)
 def test_with_nothing_recorded_xdist_counts_and_the_run_says_so(
     pytester: pytest.Pytester, cached: str | None
 ) -> None:
@@ -119,6 +129,7 @@ def test_with_nothing_recorded_xdist_counts_and_the_run_says_so(
     assert set(json.loads((pytester.path / CACHED).read_text())) == {"a.ipynb"}
 
 
+@pytest.mark.slow
 def test_the_cache_is_found_where_cache_dir_puts_it(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -131,6 +142,7 @@ def test_the_cache_is_found_where_cache_dir_puts_it(
     result.stdout.fnmatch_lines(["ntdd: -n auto: no workers: *"])
 
 
+@pytest.mark.slow
 def test_a_durations_file_counts_before_the_cache(pytester: pytest.Pytester) -> None:
     _notebooks(pytester, "a.ipynb")
     _record(pytester, {"a.ipynb": 1000.0})

@@ -100,9 +100,10 @@ def generated(folder: Path) -> Path:
     )
     big.cells[0].outputs = [nbformat.v4.new_output("stream", name="stdout", text="y" * 20_000_000)]
     nbformat.write(big, str(folder / "big_output.ipynb"))
-    cells = [
+    cells = [  # ids given: 5,000 random 8-digit ids meet twice in about one run in 300
         nbformat.v4.new_code_cell(
-            f"# TEST: t{i}\nassert v{i - 1} == {i - 1}" if i % 10 == 9 else f"v{i} = {i}"
+            f"# TEST: t{i}\nassert v{i - 1} == {i - 1}" if i % 10 == 9 else f"v{i} = {i}",
+            id=f"cell-{i}",
         )
         for i in range(5000)
     ]

@@ -72,6 +72,7 @@ def test_under_xdist_the_workers_measure_the_notebooks_too(pytester: pytest.Pyte
     assert row(result, "nbs/maths.ipynb")[1:4] == ["9", "2", "78%"]
 
 
+@pytest.mark.slow
 def test_without_the_plugin_ntdd_says_how_to_measure_notebooks(pytester: pytest.Pytester) -> None:
     write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)
     result = coverage_run(pytester)
@@ -124,6 +125,7 @@ def test_lines_a_file_shares_between_source_lines_are_never_reported_covered(
     assert row(result, "nbs/maths.ipynb")[1:4] == expected
 
 
+@pytest.mark.slow
 def test_branch_coverage_says_notebooks_are_measured_by_line(pytester: pytest.Pytester) -> None:
     (pytester.path / "pyproject.toml").write_text(PLUGIN)
     write_notebook(pytester.path / "nbs" / "maths.ipynb", CELLS)

@@ -288,6 +288,7 @@ def test_a_clean_run_that_dies_is_an_error_for_its_notebook_and_the_others_are_r
     assert "a_dies.ipynb" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_a_clean_run_that_dies_shows_as_an_error_in_the_text_report(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -91,6 +91,7 @@ def test_scale_leaves_a_clone_that_a_test_builds_alone(tmp_path: Path) -> None:
     assert report.results[0].applied == ("model: 4 parameters ×1e4",)  # the clone's are not
 
 
+@pytest.mark.slow
 def test_mode_leaves_out_the_notebooks_eval_which_its_own_train_calls_do_not_undo(
     tmp_path: Path,
 ) -> None:

@@ -185,6 +185,7 @@ titles = st.one_of(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(titles)
 def test_any_title_gives_a_valid_identifier_or_none(title: str) -> None:
@@ -194,6 +195,7 @@ def test_any_title_gives_a_valid_identifier_or_none(title: str) -> None:
     assert "/" not in name and "\\" not in name and "." not in name
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(titles, min_size=1, max_size=8))
 def test_any_titles_give_unique_collectable_tests(titles_: list[str]) -> None:

@@ -175,6 +175,7 @@ def test_every_notebook_gives_the_same_outcomes_alone_and_after_every_other(
     assert _depends_on_the_others(pytester, paths) == []
 
 
+@pytest.mark.slow
 def test_the_matrix_finds_a_notebook_that_leaks_into_another(pytester: pytest.Pytester) -> None:
     """What ntdd does not put back (a list of a module every notebook shares, changed in
     place) shows: the matrix is able to see a leak, whichever order the two run in."""

@@ -198,6 +198,7 @@ def test_a_notebook_after_another_gets_the_verdict_it_gets_alone(
     assert _by_notebook(pytester, paths) == alone
 
 
+@pytest.mark.slow
 def test_a_notebook_after_another_starts_as_in_a_fresh_kernel(pytester: pytest.Pytester) -> None:
     """The same, without the kernels: the second notebook passes after the first."""
     paths = _session(pytester)

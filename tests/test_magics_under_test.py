@@ -324,6 +324,7 @@ def test_the_widget_backend_without_ipympl_fails_as_in_a_kernel(
     result.stdout.fnmatch_lines(["*RuntimeError: 'widget' is not a recognised GUI loop*"])
 
 
+@pytest.mark.slow
 def test_matplotlib_magic_without_matplotlib_fails_as_in_a_kernel(
     pytester: pytest.Pytester, notebook: Any
 ) -> None:

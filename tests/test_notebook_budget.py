@@ -100,6 +100,7 @@ def test_a_setup_cell_past_the_budget_fails_the_test_that_ran_it_and_the_rest(
     )
 
 
+@pytest.mark.slow
 def test_a_bare_except_that_catches_the_stop_does_not_outlast_the_budget(
     notebook: Any, next_notebook: Path, pytester: pytest.Pytester
 ) -> None:
@@ -119,6 +120,7 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="processes are read from /proc")
 def test_a_child_process_past_the_budget_is_stopped_with_its_cell(
     notebook: Any, next_notebook: Path, pytester: pytest.Pytester
@@ -147,6 +149,7 @@ def test_each_test_runs_within_the_smaller_of_its_timeout_and_what_is_left(
     result.stdout.no_fnmatch_line("*time budget*")
 
 
+@pytest.mark.slow
 def test_under_xdist_each_notebook_has_its_budget_on_its_worker(
     notebook: Any, next_notebook: Path, pytester: pytest.Pytester
 ) -> None:
@@ -218,6 +221,7 @@ def test_a_bad_budget_is_a_usage_error_naming_where_it_came_from(
     result.stderr.fnmatch_lines([f"ERROR: ntdd: {says}, or none; got *"])
 
 
+@pytest.mark.slow
 def test_the_summary_junit_and_report_show_the_budgets_message(
     notebook: Any, next_notebook: Path, pytester: pytest.Pytester
 ) -> None:
@@ -251,6 +255,7 @@ def test_a_loop_that_swallows_every_stop_ends_the_process_naming_the_budget(
     )
 
 
+@pytest.mark.slow
 def test_on_github_actions_the_budget_is_annotated_once_at_the_line_it_ran_out(
     notebook: Any, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

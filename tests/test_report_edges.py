@@ -244,6 +244,7 @@ def measurable(page: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_in_chromium_a_long_traceback_line_wraps_within_the_page(
     notebook: Any, pytester: pytest.Pytester, tmp_path: Path

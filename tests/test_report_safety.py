@@ -280,6 +280,7 @@ def measured(page: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_in_chromium_no_output_redirects_restyles_or_takes_a_cells_place(
     notebook: Any, pytester: pytest.Pytester, tmp_path: Path

@@ -102,13 +102,18 @@ def test_an_edited_file_a_notebook_reaches_runs_it_and_only_it(
     "option",
     [
         ("--ntdd-timeout", "100"),
-        ("--ntdd-devices", "cpu"),
         ("--ntdd-smoke",),
-        ("--ntdd-run-untested",),
-        ("--ntdd-skip-eval-false",),
-        ("--ntdd-outputs-lax",),
-        ("-W", "error::UserWarning"),
-        ("--runxfail",),
+        *(  # the slow tier: the same check, the other options
+            pytest.param(option, marks=pytest.mark.slow)
+            for option in (
+                ("--ntdd-devices", "cpu"),
+                ("--ntdd-run-untested",),
+                ("--ntdd-skip-eval-false",),
+                ("--ntdd-outputs-lax",),
+                ("-W", "error::UserWarning"),
+                ("--runxfail",),
+            )
+        ),
     ],
     ids=lambda option: option[0],
 )
@@ -168,6 +173,7 @@ def test_a_k_subset_is_not_stored_as_the_notebooks_run(
     assert outcomes(reuse_run(pytester)) == {"passed": 2, "reused": 1}  # alone ran whole
 
 
+@pytest.mark.slow
 def test_a_run_cut_short_is_not_stored(pytester: pytest.Pytester, folder: Path) -> None:
     pytester.makeconftest(
         "import pytest\n"
@@ -183,7 +189,11 @@ def test_a_run_cut_short_is_not_stored(pytester: pytest.Pytester, folder: Path) 
 
 @pytest.mark.parametrize(
     "text",
-    ["{not json", json.dumps({"schema": "something else"}), json.dumps([1, 2])],
+    [
+        "{not json",
+        pytest.param(json.dumps({"schema": "something else"}), marks=pytest.mark.slow),
+        pytest.param(json.dumps([1, 2]), marks=pytest.mark.slow),
+    ],
     ids=["bad JSON", "another schema", "another tool's file"],
 )
 def test_a_damaged_or_foreign_entry_is_ignored_in_one_line_and_left_as_it_is(
@@ -214,6 +224,7 @@ def test_an_entry_for_another_key_is_not_trusted(pytester: pytest.Pytester, fold
     assert first.read_text() != first_text
 
 
+@pytest.mark.slow
 def test_under_xdist_the_controller_stores_and_the_workers_reuse(
     pytester: pytest.Pytester, folder: Path
 ) -> None:
@@ -243,6 +254,7 @@ def test_the_store_can_be_named_in_the_ini_or_pyproject(
     assert outcomes(run(pytester, "--ntdd", ".")) == {"reused": 3}
 
 
+@pytest.mark.slow
 def test_without_the_option_nothing_is_reused_or_stored(
     pytester: pytest.Pytester, folder: Path
 ) -> None:
@@ -283,6 +295,7 @@ def test_junit_shows_a_reused_test_as_skipped_saying_which_run_it_reuses(
     assert str(properties["ntdd_reused"]) in skipped.get("message", "")
 
 
+@pytest.mark.slow
 def test_the_summary_and_the_report_say_what_was_reused(
     pytester: pytest.Pytester, folder: Path
 ) -> None:

@@ -60,6 +60,7 @@ def test_a_retry_loop_that_catches_the_timeout_still_fails_its_test(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_a_retry_loop_in_a_setup_cell_errors_its_tests(
     notebook: Any, next_notebook: Path, pytester: pytest.Pytester
 ) -> None:
@@ -151,6 +152,7 @@ def test_the_timeout_is_raised_again_only_while_a_notebook_cell_runs(
     assert (caught > 1) is raised_again, caught
 
 
+@pytest.mark.slow
 def test_after_a_timeout_the_process_profiles_code_that_raises(pytester: pytest.Pytester) -> None:
     """A timeout left no "exception pending" flag behind: with one, a profiled frame that
     raised (cProfile under `%prun`) spun for ever in every later test of the process."""

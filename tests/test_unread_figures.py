@@ -49,7 +49,13 @@ def test_a_figure_shown_where_nothing_records_it_is_not_encoded(
     result.stdout.fnmatch_lines(["*ENCODED 0*"])
 
 
-@pytest.mark.parametrize("option", ["--ntdd-report=report.html", "--ntdd-write-notebooks=written"])
+@pytest.mark.parametrize(
+    "option",
+    [
+        "--ntdd-report=report.html",
+        pytest.param("--ntdd-write-notebooks=written", marks=pytest.mark.slow),
+    ],
+)
 def test_a_run_that_records_the_outputs_gets_every_figure_shown(
     pytester: pytest.Pytester, notebook: object, option: str
 ) -> None:
@@ -81,7 +87,9 @@ def test_the_notebook_asking_for_a_figures_image_gets_it(
 BROKEN = "$\\\\frac{$"  # a mathtext label matplotlib cannot parse: drawing it raises
 
 
-@pytest.mark.parametrize("option", [None, "--ntdd-report=report.html"])
+@pytest.mark.parametrize(
+    "option", [None, pytest.param("--ntdd-report=report.html", marks=pytest.mark.slow)]
+)
 def test_a_figure_that_cannot_be_drawn_fails_where_it_is_shown(
     pytester: pytest.Pytester, notebook: object, option: str | None
 ) -> None:
@@ -132,10 +140,10 @@ SETUP_LEAVES_ONE = [
     [
         [],
         ["--ntdd-report=report.html"],
-        ["--ntdd-write-notebooks=written"],
-        ["--ntdd-outputs-lax"],
-        ["-n", "2"],
-        ["--ntdd-smoke"],
+        pytest.param(["--ntdd-write-notebooks=written"], marks=pytest.mark.slow),
+        pytest.param(["--ntdd-outputs-lax"], marks=pytest.mark.slow),
+        pytest.param(["-n", "2"], marks=pytest.mark.slow),
+        pytest.param(["--ntdd-smoke"], marks=pytest.mark.slow),
     ],
     ids=["plain", "report", "write-notebooks", "outputs-lax", "xdist", "smoke"],
 )

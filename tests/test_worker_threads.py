@@ -73,6 +73,7 @@ def test_torch_in_a_worker_uses_that_many_threads(pytester: pytest.Pytester) -> 
     assert _seen(pytester) == str(max(1, _cores() // 2))
 
 
+@pytest.mark.slow
 def test_a_variable_the_user_set_wins(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -777,7 +777,13 @@ VARIANTS = {
 }
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(
+    "variant",
+    [  # the quick tier lints the plain workflow and the two that hold every part
+        v if v in ("plain", "everything", "reuse, sharded") else pytest.param(v, marks=SLOW)
+        for v in VARIANTS
+    ],
+)
 def test_init_writes_workflows_that_pass_actionlint(
     repo: Path, capsys: pytest.CaptureFixture[str], variant: str
 ) -> None:
@@ -796,7 +802,9 @@ DEPENDENCIES = {
 }
 
 
-@pytest.mark.parametrize("files", DEPENDENCIES)
+@pytest.mark.parametrize(
+    "files", [f if f == "pinned imports" else pytest.param(f, marks=SLOW) for f in DEPENDENCIES]
+)
 def test_init_writes_workflows_that_pass_actionlint_whatever_installs_them(
     repo: Path, capsys: pytest.CaptureFixture[str], files: str
 ) -> None:
