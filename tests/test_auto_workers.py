@@ -160,6 +160,7 @@ def test_without_the_cache_nothing_is_recorded(pytester: pytest.Pytester) -> Non
     assert not (pytester.path / ".pytest_cache").exists()
 
 
+@pytest.mark.slow
 def test_the_cache_keeps_cpu_seconds_so_waiting_is_no_work(pytester: pytest.Pytester) -> None:
     """A busy machine's run, or a cell that waits, counts no more work than was done."""
     write_notebook(pytester.path / "a.ipynb", [code("import time\ntime.sleep(1.5)"), code(WHERE)])

@@ -184,6 +184,7 @@ def _headline_counts(summary: Path) -> dict[str, int]:
     return {word: int(n) for n, _, word in (part.partition(" ") for part in counts.split(", "))}
 
 
+@pytest.mark.slow
 def test_the_summary_counts_reruns_and_subtests_as_the_terminal_does(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -107,6 +107,7 @@ def test_os_exit_fails_its_test_naming_what_a_kernel_would_do(
     result.stdout.fnmatch_lines(["*KernelDied: os._exit(0) was called (*): a kernel would die*"])
 
 
+@pytest.mark.slow
 def test_os_exit_0_from_another_thread_of_the_run_ends_it_red(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -154,6 +155,7 @@ def test_pytest_exit_is_an_ordinary_exception_for_a_cell_that_expects_one(
     result.assert_outcomes(passed=1)
 
 
+@pytest.mark.slow
 def test_os_exit_is_no_exception_a_cell_may_raise_as_marked(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

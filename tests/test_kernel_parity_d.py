@@ -124,6 +124,7 @@ FRESH = [  # one that expects the library as a fresh process has it
 ]
 
 
+@pytest.mark.slow
 def test_what_a_notebook_set_on_a_library_is_undone_for_the_next(
     pytester: pytest.Pytester,
 ) -> None:

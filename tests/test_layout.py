@@ -149,6 +149,7 @@ def test_the_pytest_side_does_not_know_the_commands() -> None:
     assert "plugin" not in allowed("commands")
 
 
+@pytest.mark.slow
 def test_torch_is_an_optional_leaf() -> None:
     """No module imports torch when it is imported; ntdd.torch imports nothing of ntdd."""
     eager = {
@@ -174,6 +175,7 @@ def test_torch_is_an_optional_leaf() -> None:
     assert all(u.startswith(("faults/", "plugin/")) for u in users), users
 
 
+@pytest.mark.slow
 def test_no_import_runs_back_up_to_the_package_root() -> None:
     """`from ntdd import __version__` inside ntdd loops back through the root."""
     back = {
@@ -349,6 +351,7 @@ def _runtime_imports() -> dict[str, set[str]]:
     }
 
 
+@pytest.mark.slow
 def test_the_rooms_of_the_runtime() -> None:
     """What is fixed once a module is imported (`cell_map`), one device's kernel (`kernel`),
     the facade a generated module holds (`notebook_runtime`), and the protocol the pytest

@@ -209,6 +209,7 @@ def test_a_timeout_is_not_an_exception_a_cell_may_raise_as_marked(
     result.stdout.no_fnmatch_line("*as marked*")
 
 
+@pytest.mark.slow
 def test_a_timeout_waits_for_an_import_under_way(notebook: Any, pytester: pytest.Pytester) -> None:
     """An exception in the middle of an import would leave a half-made module behind."""
     (pytester.path / "slow_module.py").write_text(

@@ -71,6 +71,7 @@ def test_a_long_stream_that_differs_early_fails_saying_it_was_compared_whole(
     )
 
 
+@pytest.mark.slow
 def test_a_long_stream_written_back_as_its_tail_is_still_compared_whole(
     pytester: pytest.Pytester,
 ) -> None:

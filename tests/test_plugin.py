@@ -178,6 +178,7 @@ def test_the_namespace_is_released_after_the_last_test(
     result.stdout.fnmatch_lines(["*alive: [[]False[]]*"])
 
 
+@pytest.mark.slow
 def test_a_failing_notebook_is_released_too(notebook: Any, pytester: pytest.Pytester) -> None:
     """A failure's traceback cycles hold the test's locals; they go when the notebook ends.
 
@@ -256,6 +257,7 @@ def test_a_timeout_mark_limits_one_test(notebook: Any, pytester: pytest.Pytester
     run(pytester, "--ntdd", "nb.ipynb").assert_outcomes(failed=1)
 
 
+@pytest.mark.slow
 def test_options_come_from_ini_and_pyproject(notebook: Any, pytester: pytest.Pytester) -> None:
     notebook(["# TEST\ndef test_d(device):\n    import time\n    time.sleep(2)"])
     pytester.makepyprojecttoml(
@@ -305,6 +307,7 @@ def test_an_exported_module_is_not_collected_beside_its_notebook(
     run(pytester, ".").assert_outcomes(passed=1)  # without --ntdd, the module runs
 
 
+@pytest.mark.slow
 def test_notebook_code_is_measured_by_pytest_cov(notebook: Any, pytester: pytest.Pytester) -> None:
     pytest.importorskip("pytest_cov")
     (pytester.path / "mylib.py").write_text(

@@ -117,6 +117,7 @@ def test_garbage_is_collected_once_at_exit_and_what_it_raises_is_reported(
     result.stderr.fnmatch_lines([f"full collections at exit: {passes}"])
 
 
+@pytest.mark.slow
 def test_without_pytests_unraisable_plugin_ntdd_adds_no_collection(
     pytester: pytest.Pytester,
 ) -> None:
@@ -145,6 +146,7 @@ def pytest_sessionfinish():
 """
 
 
+@pytest.mark.slow
 def test_what_collection_made_is_left_out_of_the_collectors_passes_while_tests_run(
     pytester: pytest.Pytester,
 ) -> None:
@@ -178,6 +180,7 @@ CYCLE = (
 )
 
 
+@pytest.mark.slow
 def test_a_notebooks_garbage_is_still_collected_by_the_automatic_passes(
     pytester: pytest.Pytester,
 ) -> None:

@@ -113,6 +113,7 @@ def test_unusual_outputs_keep_a_failing_verdict_under_xdist(
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_unusual_outputs_are_written_back_as_a_kernel_would_save_them(
     pytester: pytest.Pytester,
 ) -> None:

@@ -200,6 +200,7 @@ def test_under_xdist_the_controller_writes_every_workers_results(
     assert (pytester.path / "s.md").read_text().startswith("### ❌ ntdd")
 
 
+@pytest.mark.slow
 def test_each_shard_writes_its_own_report(notebook: Any, pytester: pytest.Pytester) -> None:
     for name in ("a.ipynb", "b.ipynb"):
         notebook(CELLS[:3], name=name)
@@ -222,6 +223,7 @@ def test_the_page_loads_nothing_from_the_network(notebook: Any, pytester: pytest
 # -- in a real browser ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_in_chromium_offline_the_dom_has_every_verdict_and_message(
     notebook: Any, pytester: pytest.Pytester, tmp_path: Path

@@ -156,6 +156,7 @@ def test_a_header_without_device_tests_says_so(notebook: Any, pytester: pytest.P
     assert "<dt>devices</dt><dd>no test used a device (cpu, cuda asked for)</dd>" in html
 
 
+@pytest.mark.slow
 def test_a_setup_cell_whose_value_a_test_parameter_pinned_is_marked(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:
@@ -189,6 +190,7 @@ def test_a_failing_setup_cell_is_one_entry_naming_the_tests_it_errored(
     assert "its traceback is shown for the first test" not in html
 
 
+@pytest.mark.slow
 def test_the_list_keeps_one_entry_per_failure_beside_it(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

@@ -176,6 +176,7 @@ def test_a_fifo_with_a_reader_gets_the_results_and_one_without_is_refused_by_nam
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 def test_a_fifo_in_place_of_a_written_notebook_is_refused_by_name_not_waited_on(
     pytester: pytest.Pytester, nb: Path

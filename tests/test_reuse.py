@@ -213,6 +213,7 @@ def test_a_damaged_or_foreign_entry_is_ignored_in_one_line_and_left_as_it_is(
     assert "Traceback" not in result.stdout.str()
 
 
+@pytest.mark.slow
 def test_an_entry_for_another_key_is_not_trusted(pytester: pytest.Pytester, folder: Path) -> None:
     reuse_run(pytester)
     first, second = sorted((folder / "store").glob("*.json"))
@@ -262,6 +263,7 @@ def test_without_the_option_nothing_is_reused_or_stored(
     assert outcomes(run(pytester, "--ntdd", ".")) == {"passed": 3}
 
 
+@pytest.mark.slow
 def test_a_changed_package_version_runs_every_notebook(
     pytester: pytest.Pytester, folder: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -319,6 +319,7 @@ def test_sync_works_in_a_folder_that_marks_no_project(
     )
 
 
+@pytest.mark.slow
 def test_mirrored_output_folders_run_under_plain_pytest(pytester: pytest.Pytester) -> None:
     for week in ("week1", "week2"):
         write(pytester.path / week / "lab.ipynb", [f"x = '{week}'", "# TEST\nassert x"])

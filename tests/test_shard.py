@@ -215,6 +215,7 @@ def test_a_shard_with_nothing_to_run_passes(notebook: Any, pytester: pytest.Pyte
     )
 
 
+@pytest.mark.slow
 def test_durations_are_stored_per_file_and_merged(
     notebooks: list[str], pytester: pytest.Pytester
 ) -> None:

@@ -70,6 +70,7 @@ def test_a_threshold_hides_the_quick_cells_and_says_how_many(
     )
 
 
+@pytest.mark.slow
 def test_the_ini_and_pyproject_keys_ask_for_it_too(
     notebook: Any, pytester: pytest.Pytester
 ) -> None:

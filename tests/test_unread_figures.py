@@ -67,6 +67,7 @@ def test_a_run_that_records_the_outputs_gets_every_figure_shown(
         assert (pytester.path / "report.html").read_text().count("data:image/png;base64") >= 3
 
 
+@pytest.mark.slow
 def test_the_notebook_asking_for_a_figures_image_gets_it(
     pytester: pytest.Pytester, notebook: object
 ) -> None:

@@ -263,6 +263,7 @@ def junit_cases(report: Path) -> set[tuple[str, str]]:
 # -- ntdd init: what it decides from the repository ----------------------------
 
 
+@pytest.mark.slow
 def test_init_leaves_out_the_check_when_no_module_is_committed_and_says_so(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -290,6 +291,7 @@ def test_init_suggests_skipping_eval_false_to_an_nbdev_project_only(
     assert "skip_eval_false" not in notes
 
 
+@pytest.mark.slow
 def test_init_checks_committed_modules_and_says_so(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -347,6 +349,7 @@ def test_init_finds_modules_committed_wherever_export_check_finds_them(
     assert done.ran[-1] == "Check the generated test modules are current"
 
 
+@pytest.mark.slow
 def test_init_finds_the_notebooks_folder_and_what_to_install(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -670,6 +673,7 @@ def test_nbval_beside_ntdd_is_a_choice_that_says_how_each_counts_cells(
     assert "nbval names a cell by its code cells counted from 0 (`Cell 1`)" in notes
 
 
+@pytest.mark.slow
 def test_faults_adds_the_faults_report_to_the_summary(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -712,6 +716,7 @@ def test_shards_writes_a_matrix_of_shards(repo: Path, capsys: pytest.CaptureFixt
     assert "strategy" not in load_job(dry_run(capsys)[0], "notebooks")
 
 
+@pytest.mark.slow
 def test_reuse_keeps_the_verdicts_in_the_actions_cache_and_runs_everything_nightly(
     repo: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1079,6 +1084,7 @@ def test_a_change_to_a_file_a_notebook_names_outside_their_folder_tests_that_not
         assert "and those naming a file it changes" in done.summary
 
 
+@pytest.mark.slow
 def test_with_notebooks_at_the_top_a_file_beside_them_tests_them_all(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
