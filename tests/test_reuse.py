@@ -341,3 +341,15 @@ def test_every_setting_is_in_the_key_or_said_not_to_change_verdicts() -> None:
     fields = {field.name for field in dataclasses.fields(Settings)}
     assert set(VERDICT_FIELDS) | set(NOT_VERDICT_FIELDS) == fields
     assert not set(VERDICT_FIELDS) & set(NOT_VERDICT_FIELDS)
+
+
+def test_a_run_that_measures_coverage_reuses_nothing_and_says_so(
+    pytester: pytest.Pytester, folder: Path
+) -> None:
+    """A reused notebook's lines would count as never run: `--cov-fail-under` would fail."""
+    pytest.importorskip("pytest_cov")
+    assert outcomes(reuse_run(pytester)) == {"passed": 3}
+    measured = run(pytester, "--ntdd", *STORE, "--cov=.", ".", plugins=["pytest_cov"])
+    assert outcomes(measured) == {"passed": 3}
+    measured.stdout.fnmatch_lines(["ntdd: --ntdd-reuse: coverage is measured (--cov)*"])
+    assert outcomes(reuse_run(pytester)) == {"reused": 3}

@@ -94,11 +94,19 @@ class Reuse:
         if not counts:
             return
         run = run_part(self.config, self.settings)
+        measured = _coverage_measured(self.config)
+        if measured:
+            self.said[
+                "ntdd: --ntdd-reuse: coverage is measured (--cov): every notebook runs, so that "
+                "its lines count; the passing ones are stored for the next run"
+            ] = None
         for notebook, count in counts.items():
             key = notebook_key(run, self.config.rootpath, Path(notebook))
             if key is None:
                 continue
             self.keys[notebook] = (key, 0 if notebook in self.cut else count)
+            if measured:
+                continue
             entry, note = self.store.read(key)
             if note:
                 self.notes[notebook] = note
@@ -215,6 +223,14 @@ def _notebook_of(item: pytest.Item) -> str | None:
         return None
     notebook = Path(runtime.cells.notebook)
     return str(notebook) if Path(item.path).resolve() == notebook.resolve() else None
+
+
+def _coverage_measured(config: pytest.Config) -> bool:
+    """Whether pytest-cov measures this run: a reused notebook's lines would count as
+    never run, and a `--cov-fail-under` that passed would fail."""
+    return config.pluginmanager.has_plugin("_cov") and bool(
+        getattr(config.option, "cov_source", None)
+    )
 
 
 def _shown(notebook: str, root: Path) -> str:
