@@ -167,3 +167,15 @@ def test_the_cache_keeps_cpu_seconds_so_waiting_is_no_work(pytester: pytest.Pyte
     pytester.runpytest_subprocess("--ntdd", "--durations=1").assert_outcomes(passed=1)
     recorded = json.loads((pytester.path / CACHED).read_text())
     assert recorded["a.ipynb"] < 1.0
+
+
+def test_files_never_recorded_are_counted_by_xdist_not_as_no_work(
+    pytester: pytest.Pytester,
+) -> None:
+    _notebooks(pytester, "old/a.ipynb", "new/b.ipynb")
+    _record(pytester, {"old/a.ipynb": 1000.0})
+    result = _run(pytester, "new")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(
+        ["ntdd: -n auto: nothing recorded yet: a worker per core, as xdist counts"]
+    )

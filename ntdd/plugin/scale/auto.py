@@ -121,6 +121,9 @@ def auto_workers(config: pytest.Config, settings: Settings) -> int | None:
             return None
         recorded, source = cached, "CPU time, pytest's cache"
     named = {unit: recorded[unit] for unit in _named(config, recorded)}
+    if not named and settings.durations is None:  # files never recorded (new ones, --pyargs)
+        _said(config, None, "nothing recorded yet: a worker per core, as xdist counts")
+        return None
     if settings.shard is not None:  # this shard's files, dealt out as the shard deals them
         mine = partition(named, settings.shard.count)[settings.shard.index - 1]
         named = {unit: named[unit] for unit in mine}
