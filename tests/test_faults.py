@@ -56,14 +56,22 @@ CHANGED = {
 }
 
 
-def table(notebook: str, fault: str, changed: str, verdict: str, rate: str, met: str) -> str:
+SEEDS_ITSELF = (
+    "runs: the notebook seeds itself (torch.manual_seed(0)): every run is the same under any "
+    "seed, so each fault ran once at 1 and 2 torch threads, caught where its tests fail at both"
+)
+
+
+def table(
+    notebook: str, fault: str, changed: str, verdict: str, rate: str, met: str, failed: str
+) -> str:
     """The text report on one notebook and one fault, as `ntdd faults` prints it."""
     name, what = max(len("fault"), len(fault)), max(len("what changed"), len(changed))
     return (
-        f"{notebook}\n\n"
-        f"{'fault':<{name}}  {'what changed':<{what}}  caught by\n"
-        f"{'-' * name}  {'-' * what}  ---------\n"
-        f"{fault:<{name}}  {changed:<{what}}  {verdict}\n\n"
+        f"{notebook}\n{SEEDS_ITSELF}\n\n"
+        f"{'fault':<{name}}  {'what changed':<{what}}  failed  p  caught by\n"
+        f"{'-' * name}  {'-' * what}  ------  -  ---------\n"
+        f"{fault:<{name}}  {changed:<{what}}  {failed:<6}  -  {verdict}\n\n"
         f"kill rate: {rate}\n\n"
         f"exit policy (every applicable fault caught): {met}\n"
     )
@@ -86,8 +94,9 @@ def test_each_new_fault_is_caught_by_a_test_that_checks_for_it_and_missed_otherw
         fault,
         CHANGED[fault],
         "test_catches",
-        "1/1 applicable faults caught (100%)",
+        "1 of 1 applicable faults caught at α = 0.05 (100%)",
         "met",
+        "2/2",
     )
     assert main(["faults", "miss.ipynb", "--faults", fault]) == 1
     suggestion = FAULTS[fault].suggestion.replace("`", "")
@@ -96,8 +105,9 @@ def test_each_new_fault_is_caught_by_a_test_that_checks_for_it_and_missed_otherw
         fault,
         CHANGED[fault],
         f"NOT CAUGHT. Try: {suggestion}",
-        "0/1 applicable faults caught (0%)",
+        "0 of 1 applicable faults caught at α = 0.05 (0%)",
         "NOT met",
+        "0/2",
     )
 
 
@@ -112,14 +122,15 @@ def test_a_fault_that_makes_setup_raise_is_caught_by_setup_only_if_a_test_errors
     write_notebook(tmp_path / "skipped.ipynb", [CLASSIFIER, MISSES, f"# NTDD: skip\n{check}"])
     assert main(["faults", "below.ipynb", "--faults", "nan"]) == 0
     out = capsys.readouterr().out
-    by_setup = r"nan    X\[0, 0\] → nan  caught by setup \(setup cell \d raised AssertionError\)"
+    by_setup = r"nan    X\[0, 0\] → nan  2/2     -  caught by setup "
+    by_setup += r"\(setup cell \d raised AssertionError\)"
     assert re.search(by_setup + r": test_later\n", out), out  # numbered as the runtime numbers
     # Below the last test, the cell runs in the module's end test, as Run All runs it.
     assert main(["faults", "last.ipynb", "--faults", "nan"]) == 0
     out = capsys.readouterr().out
     assert re.search(by_setup + r": test_notebook_runs_to_the_end\n", out), out
     assert main(["faults", "skipped.ipynb", "--faults", "nan"]) == 1
-    assert "nan    X[0, 0] → nan  NOT CAUGHT." in capsys.readouterr().out
+    assert "nan    X[0, 0] → nan  0/2     -  NOT CAUGHT." in capsys.readouterr().out
 
 
 @pytest.mark.slow
@@ -157,7 +168,9 @@ def test_the_failure_modes_sample_catches_every_applicable_fault_as_the_docs_sho
         "sample_notebooks/failure_modes.ipynb", "failure_modes.ipynb"
     )
     assert out == shown
-    assert "labels        -" in out and "11/11 applicable faults caught (100%)" in out
+    assert (
+        "labels        -" in out and "11 of 11 applicable faults caught at α = 0.05 (100%)" in out
+    )
 
 
 @pytest.mark.slow
@@ -171,7 +184,7 @@ def test_a_run_changes_no_file_writes_no_cache_and_leaves_no_state(
     assert main(["faults", str(path), "--faults", "nan,lr0"]) == 1
     out, err = capfd.readouterr()
     assert "from a" not in out + err  # neither the clean run nor a child wrote to the terminal
-    assert out.startswith(f"{path}\n\nfault")
+    assert out.startswith(f"{path}\n{SEEDS_ITSELF}\n\nfault")
     assert {p: sha(p) for p in tmp_path.iterdir()} == before  # no cache, no file changed
     assert process_state() == state
 

@@ -1641,7 +1641,8 @@ def test_the_faults_step_reports_every_picked_notebook_in_the_job_summary(
     ]
     summary = done.summary
     assert "### ✅ ntdd: " in summary  # the tests' summary stays: the report is appended
-    assert "### ✅ ntdd faults: 0/0 applicable faults caught in 5 notebooks" in summary
+    assert "### ✅ ntdd faults: 0 of 0 applicable faults caught at " in summary
+    assert " = 0.05 in 5 notebooks" in summary
     assert "| `notebooks/ch2/notes.ipynb` | no tests |" in summary
 
 

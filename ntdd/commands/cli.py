@@ -203,6 +203,7 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 def _faults_options(faults: argparse.ArgumentParser) -> None:
     from ntdd.faults import FAULTS
+    from ntdd.faults.rule import ALPHA, MAX_RUNS
 
     faults.add_argument("paths", nargs="+", metavar="NOTEBOOK_OR_DIR")
     faults.add_argument(
@@ -235,11 +236,62 @@ def _faults_options(faults: argparse.ArgumentParser) -> None:
         help="run every run in smoke mode, as pytest --ntdd-smoke does (its caps as configured)",
     )
     faults.add_argument(
+        "--alpha",
+        type=_alpha,
+        default=ALPHA,
+        help=f"the kill rule's significance level: a fault is caught where its runs fail more "
+        f"often than the clean runs by Fisher's exact test, one-sided, at this level "
+        f"(default {ALPHA:g})",
+    )
+    faults.add_argument(
+        "--max-runs",
+        type=_positive,
+        default=MAX_RUNS,
+        metavar="N",
+        help=f"runs of each fault at most, under new seeds, before it is called undecided "
+        f"(default {MAX_RUNS})",
+    )
+    faults.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the first run's seed for random, numpy and torch; later runs take the next "
+        "ones (default 0)",
+    )
+    faults.add_argument(
+        "--threads",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="torch's threads in every run (default 1); a notebook that seeds itself is also "
+        "checked at 2 (at 1 where N is not 1)",
+    )
+    faults.add_argument(
         "--no-fork",
         action="store_true",
         help="run each fault as a pytest run of its own, one after another, instead of "
         "forking them from the clean run (slower; the same results)",
     )
+
+
+def _alpha(text: str) -> float:
+    try:
+        alpha = float(text)
+    except ValueError:
+        alpha = -1.0
+    if not 0 < alpha < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a level between 0 and 1, as 0.05")
+    return alpha
+
+
+def _positive(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, 1 or more")
+    return count
 
 
 def _kill_rate(text: str) -> float:

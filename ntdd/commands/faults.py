@@ -19,7 +19,16 @@ def faults_command(args: argparse.Namespace) -> int:
     from ntdd.faults.command import Request, fault_names, run_faults
     from ntdd.faults.report import as_json, markdown, notebook_table, summary_table, verdict_line
     from ntdd.faults.results import DIED, UNREADABLE, NotebookReport
+    from ntdd.faults.rule import CLEAN_RUNS, KillRule
 
+    rule = KillRule(args.alpha, args.max_runs)
+    if rule.fewest_runs(CLEAN_RUNS) is None:
+        print(
+            f"ntdd: error: --max-runs {args.max_runs} cannot catch any fault at α = {args.alpha:g}:"
+            f" a fault failing every run against {CLEAN_RUNS} clean runs that pass needs more",
+            file=sys.stderr,
+        )
+        return BAD_INPUT
     request = Request(
         paths=tuple(args.paths),
         faults=fault_names(args.faults),
@@ -28,6 +37,9 @@ def faults_command(args: argparse.Namespace) -> int:
         fork=not args.no_fork,
         min_kill_rate=args.min_kill_rate,
         smoke=args.smoke,
+        rule=rule,
+        seed=args.seed,
+        threads=args.threads,
     )
     if args.report is not None:
         append_to(args.report, "", "--report")  # before the runs, which take minutes

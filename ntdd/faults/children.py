@@ -72,32 +72,33 @@ def import_torch_for(notebook: Path) -> None:
 
 
 @contextlib.contextmanager
-def same_threads() -> Iterator[None]:
-    """torch on one thread in every run of `ntdd faults`, the clean run's and each fault's,
-    and `torch.set_num_threads` a no-op meanwhile.
+def same_threads(count: int = 1) -> Iterator[Callable[[int], None]]:
+    """torch on *count* threads in every run of `ntdd faults`, the clean runs' and each
+    fault's, and `torch.set_num_threads` a no-op meanwhile; yields the real setter, for a
+    run that is to use another count.
 
     The order of a multi-threaded sum depends on the thread count, and a chaotic
-    training amplifies the difference: a verdict must not depend on it. One
-    thread is also what a forked child can use (OpenMP's pool does not survive
-    a fork), so the clean run, its forked children and the runs of `--no-fork`
-    all compute alike. Put back when the runs end.
+    training amplifies the difference: the runs a verdict compares use one count.
+    One thread is also what the parent of forked children must keep (OpenMP's
+    pool does not survive a fork; a child may start a pool of its own). Put
+    back when the runs end.
     """
     torch: Any = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "set_num_threads"):
-        yield
+        yield lambda _count: None
         return
     threads, setter = torch.get_num_threads(), torch.set_num_threads
-    setter(1)
-    torch.set_num_threads = _keep_one_thread
+    setter(count)
+    torch.set_num_threads = _keep_threads
     try:
-        yield
+        yield setter
     finally:
         torch.set_num_threads = setter
         setter(threads)
 
 
-def _keep_one_thread(count: int) -> None:
-    """`torch.set_num_threads` while `ntdd faults` runs: every run keeps one thread."""
+def _keep_threads(count: int) -> None:
+    """`torch.set_num_threads` while `ntdd faults` runs: every run keeps its count."""
 
 
 def warm_up() -> None:

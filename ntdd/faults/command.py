@@ -25,9 +25,10 @@ from ntdd.faults.results import (
     UNREADABLE,
     FaultResult,
     NotebookReport,
-    Outcomes,
     Summary,
 )
+from ntdd.faults.rule import KillRule
+from ntdd.faults.trials import Trial
 from ntdd.notebook.markers import is_test_cell
 from ntdd.notebook.read import read_notebook
 from ntdd.pipeline.plan import make_plan
@@ -45,6 +46,9 @@ class Request:
     fork: bool = True  # fork the fault runs from the clean run, where that is safe
     min_kill_rate: float = 1.0
     smoke: bool = False  # every run in smoke mode (`--ntdd-smoke`)
+    rule: KillRule = KillRule()  # noqa: RUF009 (frozen: one shared default is safe)
+    seed: int = 0  # the first run's seed; the next runs take the next ones
+    threads: int = 1  # torch's threads in each run (a notebook that seeds itself: the other too)
 
     def pytest_args(self) -> list[str]:
         timeout = ["--ntdd-timeout", self.timeout] if self.timeout else []
@@ -74,7 +78,7 @@ def run_faults(
         report = run_notebook(notebook, request)
         each(report)
         reports.append(report)
-    return Summary(tuple(reports), request.faults, request.min_kill_rate)
+    return Summary(tuple(reports), request.faults, request.min_kill_rate, request.rule.alpha)
 
 
 def run_notebook(notebook: Path, request: Request) -> NotebookReport:
@@ -152,22 +156,34 @@ def _missed(
 
 
 def _tested(notebook: Path, request: Request) -> NotebookReport:
-    """The clean run and the fault runs; a clean run that died leaves nothing to judge by."""
-    baseline, results, mode = _runs(notebook, request.faults, request)
+    """The runs and verdicts; a clean run that died leaves nothing to judge by."""
+    trial, mode = _runs(notebook, request)
+    baseline = trial.baseline
     if baseline.died:
         error = f"its clean run called {baseline.died}: a kernel would have died there"
         return NotebookReport(str(notebook), DIED, baseline=baseline.tests, error=error)
-    return NotebookReport(str(notebook), TESTED, tuple(results), baseline.tests, mode)
+    clean = trial.clean.tally()
+    return NotebookReport(
+        str(notebook),
+        TESTED,
+        tuple(trial.results),
+        baseline.tests,
+        mode,
+        clean_runs=clean.runs,
+        clean_failures=clean.failures,
+        flaky=trial.clean.flaky(),
+        seeds_itself=trial.seeds_itself,
+        threads=trial.threads,
+        alpha=request.rule.alpha,
+    )
 
 
-def _runs(
-    notebook: Path, names: Sequence[str], request: Request
-) -> tuple[Outcomes, list[FaultResult], str]:
-    """The clean run's outcomes, each fault's verdict, and how the runs were made."""
+def _runs(notebook: Path, request: Request) -> tuple[Trial, str]:
+    """The notebook's runs and verdicts, and how the runs were made."""
     from ntdd.faults.forked import forked_runs
-    from ntdd.faults.runs import one_run_per_fault
+    from ntdd.faults.runs import one_after_another
 
+    how = (notebook, request.faults, request.pytest_args(), request.rule, request.seed)
     if request.fork:
-        return forked_runs(notebook, names, request.pytest_args())
-    baseline, results = one_run_per_fault(notebook, names, request.pytest_args())
-    return baseline, results, "process"
+        return forked_runs(*how, request.threads)
+    return one_after_another(*how, request.threads), "process"

@@ -1,38 +1,39 @@
-"""Fault runs forked from one clean run, before its first cell: start-up runs once.
+"""`ntdd faults`' runs forked from one pytest run, before the notebook's first cell.
 
-The clean run of a notebook carries this plugin as its injection. When the
-first test's setup phase begins, before the notebook's first cell ran (and
-with torch imported when the notebook imports it), the process forks one
-child per fault, one after another. A child patches torch for its fault
-(where the fault acts at creation) and runs the session, as a run with that
-fault would; it reports its outcomes over a pipe and ends with `os._exit`,
-so that nothing of the parent's (its terminal, files, `atexit` handlers)
-runs in it. The parent waits for each child, then goes on as the clean run.
+Start-up (Python, pytest, collection, `import torch`) happens once. The
+pytest run of `forked_runs` makes no run itself: as its test loop starts,
+before any cell ran, it asks `trials.run_trials` which runs to make, and forks
+a child for each, one after another: the clean notebook or a fault, under a
+seed and a thread count. A child sets its seed and threads, patches torch for
+its fault (`runs.SeededRun`), and goes on with the session's test loop, as a
+run with that fault would; it reports its outcomes over a pipe and ends with
+`os._exit`, so that nothing of the parent's (its terminal, files, `atexit`
+handlers) runs in it.
 
-Up to the fork, a run with a fault is the clean run: no cell ran yet. So the
-results are the ones the one-run-per-fault way gives
-(`tests/test_faults_fork.py` holds them equal).
+Up to the fork no cell ran: a forked run is the run a pytest run of its own
+would make (`one_after_another`; `tests/test_faults_fork.py` holds them equal).
 
-- Every run, the clean one and its children, runs torch on one thread
-  (`children.same_threads`): no verdict depends on the thread count, and
-  OpenMP's thread pool, which does not survive a fork, is never started.
+- The parent keeps torch on one thread (`children.same_threads`): OpenMP's
+  thread pool does not survive a fork, and a child at two threads starts
+  one of its own.
 - A child that dies (a crash) or says nothing for longer than a test's
   timeout plus `GRACE` is an error for its fault, not a catch: its tests
   said nothing. (`os._exit` in a cell fails its test, in a child as in the
   clean run: see `ntdd.runtime.containment`.)
 - Where forking is not safe (no `os.fork`, macOS, CUDA in use: CUDA does
-  not survive a fork), the clean run goes on without forking, and the
-  faults run one after another (`runs.one_run_per_fault`).
+  not survive a fork), every run is a pytest run of its own
+  (`runs.one_after_another`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import json
 import os
 import sys
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -48,13 +49,16 @@ from ntdd.faults.children import (
     warm_up,
 )
 from ntdd.faults.finding import Namespace
-from ntdd.faults.results import FaultResult, Injected, Outcomes, as_dict, judge
+from ntdd.faults.results import Injected, Outcomes, as_dict
+from ntdd.faults.rule import KillRule
 from ntdd.faults.runs import (
     FaultInjection,
     Recorder,
-    one_run_per_fault,
+    SeededRun,
+    one_after_another,
     run_session,
 )
+from ntdd.faults.trials import Trial, run_trials
 from ntdd.runtime.settings import INJECTION, settings_of
 
 GRACE = 30.0  # seconds past a test's timeout before a silent child is killed
@@ -74,33 +78,51 @@ def fork_unsafe() -> str:
 
 
 def forked_runs(
-    notebook: Path, names: Sequence[str], args: Sequence[str]
-) -> tuple[Outcomes, list[FaultResult], str]:
-    """The clean run's outcomes, each fault's result, and how the fault runs were made."""
-    plan = ForkedFaults(names, notebook)
+    notebook: Path,
+    names: Sequence[str],
+    args: Sequence[str],
+    rule: KillRule,
+    seed: int = 0,
+    threads: int = 1,
+) -> tuple[Trial, str]:
+    """The notebook's runs and verdicts, and how the runs were made."""
+    plan = ForkedFaults(names, notebook, rule, seed, threads)
     import_torch_for(notebook)
-    with same_threads():
-        baseline = run_session(notebook, args, plan, recorder=plan.recorder)
-    if plan.declined:
-        _, results = one_run_per_fault(notebook, names, args, baseline)
-        return baseline, results, "process"
-    empty = (Outcomes(), Injected())
-    results = [judge(name, baseline, *plan.found.get(name, empty)) for name in names]
-    return baseline, results, "fork"
+    with same_threads() as pin:
+        plan.pin = pin
+        run_session(notebook, args, plan, _Server(plan), recorder=plan.recorder)
+    if plan.trial is None:  # forking was not safe, or no run happened in this session
+        return one_after_another(notebook, names, args, rule, seed, threads), "process"
+    return plan.trial, "fork"
 
 
 class ForkedFaults:
-    """The clean run's injection, and the plugin that forks a child per fault."""
+    """A pytest run that serves forks: the parent makes no run itself, each child makes one.
 
-    def __init__(self, names: Sequence[str], notebook: Path | None = None) -> None:
+    In the parent, `_Server` forks a child for each run the trial asks for, from
+    before the notebook's first cell, and waits for it. In a child, this plugin
+    is the runtime's injection, through the child's `SeededRun`.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str],
+        notebook: Path | None = None,
+        rule: KillRule | None = None,
+        seed: int = 0,
+        threads: int = 1,
+    ) -> None:
         self.names = list(names)
         self.notebook = notebook
+        self.rule = rule or KillRule()
+        self.seed = seed
+        self.threads = threads
         self.recorder = Recorder()
-        self.found: dict[str, tuple[Outcomes, Injected]] = {}  # from the children
-        self.declined = ""  # why the faults were not forked
+        self.trial: Trial | None = None  # the parent's, once every run is done
+        self.declined = ""  # why the runs were not forked
         self.limit = DEFAULT_TIMEOUT + GRACE
-        self._forked = False
-        self._child: _Child | None = None  # in a child: its fault, and the pipe home
+        self.pin: Callable[[int], None] = lambda _count: None
+        self._child: _Child | None = None  # in a child: its run, and the pipe home
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[INJECTION] = self
@@ -109,27 +131,19 @@ class ForkedFaults:
     def cell_ran(self, namespace: Namespace, device: str) -> None:
         """A setup cell ran: in a child, its fault acts on what the cell made."""
         if self._child is not None:
-            self._child.injection.cell_ran(namespace, device)
+            self._child.run.cell_ran(namespace, device)
 
     def apply(self, namespace: Namespace, device: str) -> None:
         """A test reached its cell: in a child, its fault acts there too."""
         if self._child is not None:
-            self._child.injection.apply(namespace, device)
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
-        """Fork before the first setup phase, outside its timeout (the parent's clock must
-        not run while its children do), and before any cell made an object."""
-        if not self._forked:
-            self._fork_children()
-        return (yield)
+            self._child.run.apply(namespace, device)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         """A test's own code runs: in a child, its fault leaves what it makes alone."""
         if self._child is None:
             return (yield)
-        with self._child.injection.testing():
+        with self._child.run.testing():
             return (yield)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -144,47 +158,92 @@ class ForkedFaults:
             if self._child is not None:
                 self._child.finish(self.recorder.outcomes)  # never returns
 
-    def _fork_children(self) -> None:
-        self._forked = True
+    @property
+    def in_child(self) -> bool:
+        return self._child is not None
+
+    def serve(self, config: pytest.Config) -> bool:
+        """In the parent: every run in a child of its own; False where forking is not safe.
+        A child returns from here too, and goes on with the session as its run."""
         self.declined = fork_unsafe()
         if self.declined:
-            return
+            return False
         if self.notebook is not None:
             import_torch_for(self.notebook)
         warm_up()
         gc.freeze()  # a child's collections skip the parent's objects: fewer pages copied
         try:
-            for name in self.names:
-                read, write = os.pipe()
-                try:
-                    pid = fork()
-                except OSError as e:  # out of processes or memory: the slow way, for all
-                    os.close(read)
-                    os.close(write)
-                    self.declined = f"os.fork failed: {e}"
-                    return
-                if pid == 0:
-                    os.close(read)
-                    self._become(name, write)
-                    return  # the child goes on with the session, with its fault
-                os.close(write)
-                self.found[name] = _collect(pid, read, self.limit)
+            fork = functools.partial(self._fork, config)
+            self.trial = run_trials(self.names, fork, self.rule, self.seed, self.threads)
+        except _BecameChild:
+            return True
+        except _ForkFailed as e:
+            self.declined = str(e)
+            return False
         finally:
             if self._child is None:
                 gc.unfreeze()
+        return True
 
-    def _become(self, name: str, pipe: int) -> None:
-        """This process is now the run with fault *name*, from before the notebook's first cell."""
+    def _fork(
+        self, config: pytest.Config, variant: str | None, seed: int, threads: int
+    ) -> tuple[Outcomes, Injected]:
+        read, write = os.pipe()
+        try:
+            pid = fork()
+        except OSError as e:  # out of processes or memory: the slow way, for all
+            os.close(read)
+            os.close(write)
+            raise _ForkFailed(f"os.fork failed: {e}") from e
+        if pid == 0:
+            os.close(read)
+            self._become(config, variant, seed, threads, write)
+            raise _BecameChild
+        os.close(write)
+        return _collect(pid, read, self.limit)
+
+    def _become(
+        self, config: pytest.Config, variant: str | None, seed: int, threads: int, pipe: int
+    ) -> None:
+        """This process is now the run of *variant* under *seed*, from before the notebook's
+        first cell."""
         silence()
-        self._child = _Child(FaultInjection(FAULTS[name], self.notebook), pipe)
-        self._child.injection.hook()  # for good: the child ends with its run
+        injection = FaultInjection(FAULTS[variant], self.notebook) if variant else None
+        run = SeededRun(seed, threads, injection, self.pin)
+        self._child = _Child(run, pipe)
+        run.start(config)  # its fault's patches for good: the child ends with its run
+
+
+class _Server:
+    """The parent's runtest loop: it serves the forks, and runs no test itself."""
+
+    def __init__(self, plan: ForkedFaults) -> None:
+        self.plan = plan
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        if session.testsfailed or session.config.option.collectonly:
+            return None  # pytest's own loop says why nothing runs
+        self.plan.serve(session.config)
+        if self.plan.in_child:
+            return None  # pytest's loop runs the child's tests
+        return True  # the parent runs none: its children made every run, or, where forking
+        # is not safe, pytest runs of their own will (`one_after_another`)
+
+
+class _BecameChild(Exception):
+    """Unwinds a new child from the trial's schedule back to its runtest loop."""
+
+
+class _ForkFailed(Exception):
+    pass
 
 
 class _Child:
     """A forked run's end of the pipe: heartbeats while tests run, then its results."""
 
-    def __init__(self, injection: FaultInjection, pipe: int) -> None:
-        self.injection = injection
+    def __init__(self, run: SeededRun, pipe: int) -> None:
+        self.run = run
         self.pipe = pipe
 
     def send(self, data: bytes) -> None:
@@ -194,7 +253,8 @@ class _Child:
 
     def finish(self, outcomes: Outcomes) -> None:
         try:
-            results = {"outcomes": as_dict(outcomes), "injected": as_dict(self.injection.injected)}
+            injected = self.run.finish(outcomes)
+            results = {"outcomes": as_dict(outcomes), "injected": as_dict(injected)}
             self.send(json.dumps(results).encode() + b"\n")
         finally:
             os._exit(0)

@@ -1,8 +1,11 @@
 """`ntdd faults` results as people and machines read them: text, Markdown and JSON.
 
-- The text table, per notebook: each fault, what it changed, and the tests
-  that caught it, or for a fault no test caught, the check that would have.
-  With several notebooks, a summary of notebook × fault follows.
+- The text table, per notebook: how its runs were made (a notebook that
+  seeds itself, or how many seeds, and the clean runs' flaky tests), then
+  each fault: what it changed, its runs that failed and the p-value of the
+  kill rule, and the tests that caught it, or for a fault no test caught,
+  the check that would have. With several notebooks, a summary of
+  notebook × fault follows.
 - Markdown, for GitHub Actions' job summary: the summary table, then each
   notebook's table in a collapsed section.
 - JSON: the same facts, in the schema the docs' reference documents (`SCHEMA`).
@@ -22,19 +25,23 @@ from ntdd.faults.results import (
     SURVIVED,
     TESTED,
     TIMED_OUT,
+    UNDECIDED,
     FaultResult,
     NotebookReport,
     Summary,
 )
 
-SCHEMA = 3  # the JSON's "version"
+SCHEMA = 4  # the JSON's "version"
 CHANGED_WIDTH = 44  # the text table's "what changed" column, at most
 CAUGHT_WIDTH = 72  # the tests listed in its "caught by" column, about
 NO_TORCH_TEXT = "no torch: no faults apply"
 _WORD = {
     CAUGHT: "caught", SURVIVED: "MISSED", NOT_APPLICABLE: "-", ERROR: "ERROR", TIMED_OUT: "TIMEOUT",
+    UNDECIDED: "UNSURE",
 }  # fmt: skip
-_MARK = {CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️", TIMED_OUT: "⏱️"}
+_MARK = {
+    CAUGHT: "✅", SURVIVED: "❌", NOT_APPLICABLE: "➖", ERROR: "⚠️", TIMED_OUT: "⏱️", UNDECIDED: "❔",
+}  # fmt: skip
 
 
 def rate_text(caught: int, applicable: int) -> str:
@@ -42,10 +49,34 @@ def rate_text(caught: int, applicable: int) -> str:
     return f"{caught}/{applicable}" + (f" ({caught / applicable:.0%})" if applicable else "")
 
 
-def caught_text(caught: int, applicable: int) -> str:
-    """`11/12 applicable faults caught (92%)`."""
+def caught_text(caught: int, applicable: int, alpha: float) -> str:
+    """`11 of 12 applicable faults caught at α = 0.05 (92%)`: the kill rate, and its rule."""
     share = f" ({caught / applicable:.0%})" if applicable else ""
-    return f"{caught}/{applicable} applicable faults caught{share}"
+    return f"{caught} of {applicable} applicable faults caught at α = {alpha:g}{share}"
+
+
+def runs_text(report: NotebookReport) -> str:
+    """How the notebook's runs were made: one line, for the text and the Markdown."""
+    if report.seeds_itself:
+        counts = " and ".join(map(str, report.threads))
+        return (
+            f"runs: the notebook seeds itself ({report.seeds_itself}): every run is the same "
+            f"under any seed, so each fault ran once at {counts} torch threads, caught where "
+            "its tests fail at both"
+        )
+    return (
+        f"runs: each fault under new seeds until decided, against {report.clean_runs} clean "
+        f"runs ({report.clean_failures} failed); caught where its runs fail more often "
+        f"(Fisher's exact test, one-sided, α = {report.alpha:g})"
+    )
+
+
+def flaky_lines(report: NotebookReport) -> list[str]:
+    """The clean runs' flaky tests: which, on which runs, how often."""
+    return [
+        f"{test} failed {len(runs)} of {report.clean_runs} clean runs ({', '.join(runs)})"
+        for test, runs in report.flaky.items()
+    ]
 
 
 def policy_text(min_kill_rate: float) -> str:
@@ -65,24 +96,41 @@ def notebook_table(report: NotebookReport) -> str:
         return f"{report.notebook}: {report.status}"
     if report.without_torch:
         return f"{report.notebook}: {NO_TORCH_TEXT}"
-    rows = [(r.name, _fit(r.applied, CHANGED_WIDTH) or "-", _verdict(r)) for r in report.results]
-    widths = (
-        max(len("fault"), *(len(r[0]) for r in rows)),
-        max(len("what changed"), *(len(r[1]) for r in rows)),
-    )
-    lines = [report.notebook, ""]
-    lines += _columns([("fault", "what changed", "caught by"), *rows], widths)
-    lines += ["", f"kill rate: {caught_text(report.caught, len(report.applicable))}"]
+    rows = [
+        (r.name, _fit(r.applied, CHANGED_WIDTH) or "-", _failed(r), _p(r), _verdict(r))
+        for r in report.results
+    ]
+    head = ("fault", "what changed", "failed", "p", "caught by")
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head[:-1])]
+    lines = [report.notebook, runs_text(report), ""]
+    lines += _columns([head, *rows], widths)
+    rate = caught_text(report.caught, len(report.applicable), report.alpha)
+    lines += ["", f"kill rate: {rate}"]
+    if report.flaky:
+        lines += [f"flaky without any fault: {line}" for line in flaky_lines(report)]
     if report.failing_cleanly:
         failing = report.failing_cleanly
         lines.append(f"note: {len(failing)} test(s) fail without any fault: {', '.join(failing)}")
     return "\n".join(lines)
 
 
-def _columns(rows: Sequence[tuple[str, str, str]], widths: Sequence[int]) -> list[str]:
+def _failed(result: FaultResult) -> str:
+    """`2/2`: the fault's runs that failed, of its runs; `-` where it did not run to a verdict."""
+    return f"{result.failures}/{result.runs}" if result.runs else "-"
+
+
+def _p(result: FaultResult) -> str:
+    return f"{result.p_value:.3g}" if result.p_value is not None else "-"
+
+
+def _columns(rows: Sequence[tuple[str, ...]], widths: Sequence[int]) -> list[str]:
+    """Left-aligned columns of *widths*, and a last column as long as it is."""
     head, *body = rows
-    rule = ("-" * widths[0], "-" * widths[1], "-" * len(head[2]))
-    return [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c}".rstrip() for a, b, c in [head, rule, *body]]
+    rule = (*("-" * w for w in widths), "-" * len(head[-1]))
+    return [
+        "  ".join([*(f"{c:<{w}}" for c, w in zip(row, widths, strict=False)), row[-1]]).rstrip()
+        for row in [head, rule, *body]
+    ]
 
 
 def _fit(items_: Iterable[str], width: int) -> str:
@@ -106,10 +154,24 @@ def _verdict(result: FaultResult) -> str:
         return f"TIMED OUT, neither caught nor missed: {result.reason}"
     if result.status == SURVIVED:
         return f"NOT CAUGHT. {_plain(advice(result))}"
+    if result.status == UNDECIDED:
+        return f"UNDECIDED, not caught: {undecided_text(result)}"
     if result.by_setup == result.caught_by:
         return f"caught by setup ({result.reason}): {_fit(result.caught_by, CAUGHT_WIDTH)}"
     marked = [f"{t} (setup)" if t in result.by_setup else t for t in result.caught_by]
     return _fit(marked, CAUGHT_WIDTH)
+
+
+def undecided_text(result: FaultResult) -> str:
+    """Why a fault is undecided: on which runs its tests failed, and by which tests."""
+    if result.reason:
+        return result.reason
+    runs = ", ".join(result.failed_runs)
+    return (
+        f"its tests failed on {result.failures} of {result.runs} runs ({runs}: "
+        f"{', '.join(result.caught_by)}), not significantly more often than on "
+        f"{result.clean_failures} of {result.clean_runs} clean runs"
+    )
 
 
 def advice(result: FaultResult) -> str:
@@ -149,7 +211,7 @@ def verdict_line(summary: Summary) -> str:
     policy += "met" if summary.passed else "NOT met"
     if len(summary.reports) == 1:
         return policy
-    return f"overall: {caught_text(summary.caught, summary.applicable)}; {policy}"
+    return f"overall: {caught_text(summary.caught, summary.applicable, summary.alpha)}; {policy}"
 
 
 # -- Markdown -------------------------------------------------------------------------
@@ -159,15 +221,16 @@ def markdown(summary: Summary) -> str:
     """The report for a job summary: a headline, notebook × fault, then each notebook."""
     count = len(summary.reports)
     mark = "✅" if summary.passed else "❌"
+    rate = caught_text(summary.caught, summary.applicable, summary.alpha)
     lines = [
-        f"### {mark} ntdd faults: {caught_text(summary.caught, summary.applicable)} in "
-        f"{count} notebook{'s' if count != 1 else ''}",
+        f"### {mark} ntdd faults: {rate} in {count} notebook{'s' if count != 1 else ''}",
         "",
         f"Exit policy: {policy_text(summary.min_kill_rate)}.",
         "",
         *_markdown_summary(summary),
         "",
-        "✅ caught · ❌ not caught · ➖ not applicable · ⚠️ error · ⏱️ timed out",
+        "✅ caught · ❌ not caught · ❔ undecided, not caught · ➖ not applicable · ⚠️ error · "
+        "⏱️ timed out",
         "",
     ]
     for report in summary.reports:
@@ -200,12 +263,18 @@ def _markdown_notebook(report: NotebookReport) -> list[str]:
     lines = [
         f"<details><summary><code>{_html(report.notebook)}</code>: {rate} caught</summary>",
         "",
-        "| fault | what changed | caught by |",
-        "|---|---|---|",
+        _table_cell(runs_text(report)).capitalize() + ".",
+        "",
+        "| fault | what changed | failed | p | caught by |",
+        "|---|---|---|---|---|",
     ]
     for r in report.results:
         changed = "<br>".join(_table_cell(c) for c in r.applied) or "–"
-        lines.append(f"| `{r.name}` | {changed} | {_markdown_verdict(r)} |")
+        verdict = _markdown_verdict(r)
+        lines.append(f"| `{r.name}` | {changed} | {_failed(r)} | {_p(r)} | {verdict} |")
+    if report.flaky:
+        lines += ["", "Flaky without any fault:", ""]
+        lines += [f"- {_table_cell(line)}" for line in flaky_lines(report)]
     if report.failing_cleanly:
         lines += ["", f"Failing without any fault: {', '.join(map(_code, report.failing_cleanly))}"]
     return [*lines, "", "</details>", ""]
@@ -220,6 +289,8 @@ def _markdown_verdict(result: FaultResult) -> str:
         return f"⏱️ timed out, neither caught nor missed: {_table_cell(result.reason)}"
     if result.status == SURVIVED:
         return f"❌ not caught. {advice(result).replace('|', chr(92) + '|')}"
+    if result.status == UNDECIDED:
+        return f"❔ undecided, not caught: {_table_cell(undecided_text(result))}"
     tests = ", ".join(
         _code(t) + (" (setup)" if t in result.by_setup else "") for t in result.caught_by
     )
@@ -251,6 +322,7 @@ def as_json(summary: Summary, exit_code: int) -> dict[str, Any]:
         "version": SCHEMA,
         "faults": list(summary.faults),
         "min_kill_rate": summary.min_kill_rate,
+        "alpha": summary.alpha,
         "passed": summary.passed,
         "exit_code": exit_code,
         "caught": summary.caught,
@@ -271,6 +343,11 @@ def _notebook_json(report: NotebookReport, min_kill_rate: float) -> dict[str, An
         "applicable": len(report.applicable),
         "kill_rate": report.kill_rate,
         "baseline": dict(report.baseline),
+        "clean_runs": report.clean_runs,
+        "clean_failures": report.clean_failures,
+        "flaky": {test: list(runs) for test, runs in report.flaky.items()},
+        "seeds_itself": report.seeds_itself or None,
+        "threads": list(report.threads),
         "faults": [_fault_json(r) for r in report.results],
     }
 
@@ -288,4 +365,10 @@ def _fault_json(result: FaultResult) -> dict[str, Any]:
         "suggestion": fault.suggestion,
         "checked": result.checked or None,
         "missed": result.missed or None,
+        "runs": result.runs,
+        "failures": result.failures,
+        "clean_runs": result.clean_runs,
+        "clean_failures": result.clean_failures,
+        "p_value": result.p_value,
+        "failed_runs": list(result.failed_runs),
     }

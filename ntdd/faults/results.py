@@ -1,15 +1,17 @@
 """What fault runs found, as plain values: per run, per fault, per notebook, overall.
 
-A fault is *caught* when a test that passed cleanly fails or errors with it
-injected. Timing decides no verdict: a test that only ran past its timeout
-with the fault in catches nothing, and a fault whose run's only change was a
-test timing out is *timed out*, neither caught nor missed (it fails the exit
-policy, as an error does: its run could not be judged). A test that errors
-because a setup cell raised under the fault (the cell ran on faulty data)
-catches it too, and is marked so: the report
-says "caught by setup". A fault that changed nothing is *not applicable*,
-whatever the tests did; one whose run could not be judged (the fault itself
-raised, or its run crashed or hung) is an *error*, neither caught nor missed.
+A fault is *caught* when its runs fail significantly more often than the
+clean notebook's (`rule`; `trials` makes the runs): a run fails when a test
+that passed cleanly fails or errors with the fault injected. Timing decides
+no verdict: a test that only ran past its timeout with the fault in catches
+nothing, and a fault whose run's only change was a test timing out is *timed
+out*, neither caught nor missed (it fails the exit policy, as an error does:
+its run could not be judged). A test that errors because a setup cell raised
+under the fault (the cell ran on faulty data) catches it too, and is marked
+so: the report says "caught by setup". A fault that changed nothing is *not
+applicable*, whatever the tests did; one whose run could not be judged (the
+fault itself raised, or its run crashed or hung) is an *error*, neither
+caught nor missed.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 CAUGHT_BY = ("failed", "error")
 CAUGHT, SURVIVED, NOT_APPLICABLE, ERROR = "caught", "survived", "not applicable", "error"
+UNDECIDED = "undecided"  # fails more often than the clean runs, not significantly: never caught
 TIMED_OUT = "timed out"  # a test's outcome, and a fault's status
 TESTED, NO_TESTS, UNREADABLE = "tested", "no tests", "unreadable"
 NO_TORCH = "the notebook does not use torch"  # the reason of every fault of such a notebook
@@ -32,6 +35,8 @@ class Outcomes:
     tests: dict[str, str] = field(default_factory=dict)  # passed, failed, error, skipped, ...
     setup_errors: dict[str, str] = field(default_factory=dict)  # test -> the setup cell that raised
     died: str = ""  # a test's cell called os._exit: a kernel would have died there
+    own_seeds: list[str] = field(default_factory=list)  # the notebook's own seeding calls
+    unseeded: dict[str, str] = field(default_factory=dict)  # generators the run's seed reached
 
 
 @dataclass
@@ -59,28 +64,12 @@ class FaultResult:
     reason: str = ""  # not applicable: what is missing; error: what went wrong; setup: the cell
     checked: str = ""  # not caught: the test cells that make the check it suggests, if any
     missed: str = ""  # ... and why they passed with the fault in, as far as can be told
-
-
-def judge(name: str, baseline: Outcomes, run: Outcomes, injected: Injected) -> FaultResult:
-    """The verdict on one fault, from the clean run's outcomes and the run with the fault."""
-    if injected.error:
-        return FaultResult(name, ERROR, tuple(injected.applied), reason=injected.error)
-    if not injected.applied:
-        why = injected.not_applicable or "no test reached its cell"
-        return FaultResult(name, NOT_APPLICABLE, reason=why)
-    passing = [t for t, outcome in baseline.tests.items() if outcome == "passed"]  # run order
-    caught = tuple(t for t in passing if run.tests.get(t) in CAUGHT_BY)
-    by_setup = tuple(t for t in caught if t in run.setup_errors)
-    reason = run.setup_errors[by_setup[0]] if by_setup else ""
-    if not caught:
-        late = [t for t in passing if run.tests.get(t) == TIMED_OUT]
-        if late:
-            why = f"{late[0]} ran past its timeout with the fault in" + (
-                f" (and {len(late) - 1} more)" if len(late) > 1 else ""
-            )
-            return FaultResult(name, TIMED_OUT, tuple(injected.applied), reason=why)
-    status = CAUGHT if caught else SURVIVED
-    return FaultResult(name, status, tuple(injected.applied), caught, by_setup, reason)
+    runs: int = 0  # the kill rule's tally: runs with the fault, and how many failed
+    failures: int = 0
+    clean_runs: int = 0  # ... and the clean notebook's
+    clean_failures: int = 0
+    p_value: float | None = None  # Fisher's one-sided; None where the runs are deterministic
+    failed_runs: tuple[str, ...] = ()  # `seed 3`, `seed 0, 2 threads`: the runs that failed
 
 
 @dataclass(frozen=True)
@@ -93,10 +82,16 @@ class NotebookReport:
     baseline: dict[str, str] = field(default_factory=dict)
     mode: str = ""  # fork or process: how the fault runs were made
     error: str = ""  # why it could not be read, or how its clean run died
+    clean_runs: int = 0  # the clean notebook's runs, and how many failed a test another passed
+    clean_failures: int = 0
+    flaky: dict[str, list[str]] = field(default_factory=dict)  # test -> the clean runs it failed
+    seeds_itself: str = ""  # its own seeding calls, where every run is the same
+    threads: tuple[int, ...] = ()  # the thread counts its runs used
+    alpha: float = 0.05  # the kill rule's level
 
     @property
     def applicable(self) -> list[FaultResult]:
-        return [r for r in self.results if r.status in (CAUGHT, SURVIVED)]
+        return [r for r in self.results if r.status in (CAUGHT, SURVIVED, UNDECIDED)]
 
     @property
     def caught(self) -> int:
@@ -123,7 +118,12 @@ class NotebookReport:
 
     @property
     def failing_cleanly(self) -> list[str]:
-        return [t for t, outcome in self.baseline.items() if outcome in CAUGHT_BY]
+        """Tests that fail in every clean run: they can catch nothing."""
+        return [
+            t
+            for t, outcome in self.baseline.items()
+            if outcome in CAUGHT_BY and t not in self.flaky
+        ]
 
     def meets(self, min_kill_rate: float) -> bool:
         """The exit policy for one notebook: no errors, and enough of its faults caught."""
@@ -140,6 +140,7 @@ class Summary:
     reports: tuple[NotebookReport, ...]
     faults: tuple[str, ...]
     min_kill_rate: float
+    alpha: float = 0.05  # the kill rule's level
 
     @property
     def caught(self) -> int:
@@ -169,6 +170,8 @@ def report_as_dict(report: NotebookReport) -> dict[str, Any]:
 
 
 def report_from_dict(values: dict[str, Any]) -> NotebookReport:
+    values = {**values, "threads": tuple(values.get("threads", ()))}
+
     def result(fields: dict[str, Any]) -> FaultResult:
         typed: dict[str, Any] = {
             k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()

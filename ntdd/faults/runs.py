@@ -10,7 +10,8 @@ stderr go to the null device while a run lasts (a cell's `!echo` would
 otherwise land in `ntdd faults --json`). Each run starts from a clean state:
 the runtime forgets the modules a notebook imported from its folder.
 
-`one_run_per_fault` is the reference way: a clean run, then one run per fault.
+Each run starts from its seed and runs at its thread count (`SeededRun`);
+`one_after_another` is the reference way: every run a pytest run of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -30,9 +31,13 @@ from ntdd.faults import creation
 from ntdd.faults.catalogue import FAULTS, Fault
 from ntdd.faults.children import import_torch_for, same_threads
 from ntdd.faults.finding import Namespace, NotApplicable, Seen, handmade_models, torch_of
-from ntdd.faults.results import NO_TORCH, TIMED_OUT, FaultResult, Injected, Outcomes, judge
+from ntdd.faults.results import NO_TORCH, TIMED_OUT, Injected, Outcomes
+from ntdd.faults.rule import KillRule
+from ntdd.faults.seeds import SeedWatch, seeded
+from ntdd.faults.trials import Trial, run_trials
 from ntdd.faults.uses import DataUses, handed_names
 from ntdd.notebook.files import path_argument
+from ntdd.runtime.isolation import BASELINE
 from ntdd.runtime.settings import INJECTION
 
 # Quiet, and the same in every run and every child of a forked run: no
@@ -305,41 +310,111 @@ def _test_cells(notebook: Path | None) -> list[str]:
     return found
 
 
-class FaultPlugin:
-    """Hands an injection to the notebooks' runtimes of one pytest run, through its stash,
-    and tells it when a test's own code runs."""
+class SeededRun:
+    """One run of `ntdd faults`: from its seed, at its thread count, with its fault if any.
 
-    def __init__(self, injection: FaultInjection) -> None:
+    It is the runtime's injection (`config.stash`): it hands the setup cells and
+    the tests to its fault, and after each of them lets its `SeedWatch` look at
+    the generators. `start` makes the run's starting state, before the
+    notebook's first cell; `finish` notes in the outcomes whether the seed
+    reached the notebook.
+    """
+
+    def __init__(
+        self,
+        seed: int,
+        threads: int,
+        injection: FaultInjection | None,
+        pin: Callable[[int], None],
+    ) -> None:
+        self.seed = seed
+        self.threads = threads
         self.injection = injection
+        self.watch = SeedWatch(seed)
+        self._pin = pin
+        self._watching: contextlib.ExitStack | None = None
+
+    def start(self, config: pytest.Config) -> None:
+        config.stash[BASELINE] = seeded(config.stash[BASELINE], self.seed)
+        self._pin(self.threads)
+        self._watching = contextlib.ExitStack()
+        self._watching.enter_context(self.watch.watching())
+        if self.injection is not None:
+            self.injection.hook()
+
+    def cell_ran(self, namespace: Namespace, device: str) -> None:
+        if self.injection is not None:
+            self.injection.cell_ran(namespace, device)
+        self.watch.check()
+
+    def apply(self, namespace: Namespace, device: str) -> None:
+        if self.injection is not None:
+            self.injection.apply(namespace, device)
+        self.watch.check()
+
+    @contextlib.contextmanager
+    def testing(self) -> Iterator[None]:
+        """A test's own code runs; what it draws counts too."""
+        try:
+            if self.injection is None:
+                yield
+            else:
+                with self.injection.testing():
+                    yield
+        finally:
+            self.watch.check()
+
+    def finish(self, outcomes: Outcomes) -> Injected:
+        """Note the seed's reach in *outcomes*; what the fault did."""
+        if self._watching is not None:
+            self._watching.close()
+        outcomes.own_seeds = list(self.watch.own)
+        outcomes.unseeded = dict(self.watch.drawn)
+        return self.injection.injected if self.injection is not None else Injected()
+
+
+class SeededPlugin:
+    """Makes a pytest run the `SeededRun` it holds, from before its first test."""
+
+    def __init__(self, run: SeededRun) -> None:
+        self.run = run
 
     def pytest_configure(self, config: pytest.Config) -> None:
-        config.stash[INJECTION] = self.injection
+        config.stash[INJECTION] = self.run
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> None:
+        self.run.start(session.config)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        with self.injection.testing():
+        with self.run.testing():
             return (yield)
 
 
-def run_with(notebook: Path, args: Sequence[str], fault: Fault) -> tuple[Outcomes, Injected]:
-    """One run of a notebook's tests with *fault* injected."""
+def one_after_another(
+    notebook: Path,
+    names: Sequence[str],
+    args: Sequence[str],
+    rule: KillRule,
+    seed: int = 0,
+    threads: int = 1,
+) -> Trial:
+    """The reference way: every run a pytest run of its own, one after another."""
     import_torch_for(notebook)
-    injection = FaultInjection(fault, notebook)
-    with same_threads(), injection.hooked():
-        outcomes = run_session(notebook, args, FaultPlugin(injection))
-    return outcomes, injection.injected
+    with same_threads(threads) as pin:
+
+        def run(variant: str | None, seed: int, threads: int) -> tuple[Outcomes, Injected]:
+            injection = FaultInjection(FAULTS[variant], notebook) if variant else None
+            return run_seeded(notebook, args, SeededRun(seed, threads, injection, pin))
+
+        return run_trials(names, run, rule, seed, threads)
 
 
-def one_run_per_fault(
-    notebook: Path, names: Sequence[str], args: Sequence[str], baseline: Outcomes | None = None
-) -> tuple[Outcomes, list[FaultResult]]:
-    """The reference way: a clean run (unless given), then a run per fault, one after another."""
-    if baseline is None:
-        import_torch_for(notebook)
-        with same_threads():
-            baseline = run_session(notebook, args)
-    results = []
-    for name in names:
-        outcomes, injected = run_with(notebook, args, FAULTS[name])
-        results.append(judge(name, baseline, outcomes, injected))
-    return baseline, results
+def run_seeded(notebook: Path, args: Sequence[str], run: SeededRun) -> tuple[Outcomes, Injected]:
+    """One pytest run of *notebook* as *run* says: its seed, its threads, its fault if any
+    (the oracle runs notebooks with a bug written in this way, with none)."""
+    injection = run.injection
+    with injection.hooked() if injection is not None else contextlib.nullcontext():
+        outcomes = run_session(notebook, args, SeededPlugin(run))
+    return outcomes, run.finish(outcomes)
