@@ -206,6 +206,7 @@ LINEAR_SCRATCH = Case(  # d2l's first PyTorch port: tensors by hand, a data_iter
         "detached": [(SCRATCH_GRAD, "w.requires_grad_(False)\nb.requires_grad_(False)")],
         "scale": [after(SCRATCH_GRAD, "with torch.no_grad():\n    w.mul_(1e4)\n    b.mul_(1e4)")],
         "lr0": [("lr = 0.03", "lr = 0.0")],
+        # no optimizer: the hand-written `sgd` zeroes the gradients it used
         "stale_grad": [("        param.grad.data.zero_()", "        pass")],
     },
 )
