@@ -55,9 +55,13 @@ EXPECTED: dict[str, tuple[str, str | int]] = {
         for p in sorted((CORPUS / "plots").glob("*.ipynb"))
     },
     # the faults oracle's training chapters: their tests are added to copies (tests/fault_cases.py);
-    # d2l's start with `!pip install d2l==1.0.3`, which export says it leaves out
+    # d2l-pytorch-colab's start with `!pip install d2l==1.0.3`, which export says it leaves out
+    # (d2l-pytorch's, an older port, install nothing)
     **{
-        f"training/{p.name}": (NO_TESTS, "installs never run under test" if "d2l" in p.name else "")
+        f"training/{p.name}": (
+            NO_TESTS,
+            "installs never run under test" if p.name.startswith("d2l-pytorch-colab") else "",
+        )
         for p in sorted((CORPUS / "training").glob("*.ipynb"))
     },
     # built by `generated` below

@@ -1,0 +1,58 @@
+"""The careful user's tests of the oracle's fresh notebooks pass in a full run.
+
+The oracle of `ntdd faults` counts a fault as caught when its written-in bug
+fails a test that passes cleanly: that holds only while every test of
+`tests/fresh_training_cases.py` passes in a full run, as a user runs it
+(`pytest --ntdd`, one thread, in a process of its own). Each full run takes
+seconds of CPU: slow.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, plugin_env
+from fresh_training_cases import FRESH
+
+pytest.importorskip("torch")
+pytest.importorskip("matplotlib")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(FRESH))
+def test_every_test_of_the_notebook_passes_in_a_full_run(name: str, tmp_path: Path) -> None:
+    for module in FRESH[name].needs:
+        pytest.importorskip(module)
+    notebook = FRESH[name].notebook(tmp_path)
+    junit = tmp_path / "junit.xml"
+    env = {**os.environ, **plugin_env(), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ntdd"]
+    done = subprocess.run(
+        [*command, notebook.name, f"--junitxml={junit}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-4000:]
+    tests = list(ET.parse(junit).iter("testcase"))
+    # each `# TEST` cell, and one more where setup cells follow the last of them
+    assert len(tests) >= len(FRESH[name].tests), [t.get("name") for t in tests]
+    verdicts = {c.tag for t in tests for c in t} & {"failure", "error", "skipped"}
+    assert verdicts == set(), done.stdout[-4000:]
+
+
+@pytest.mark.slow
+def test_every_fresh_notebook_is_new_to_the_oracle() -> None:
+    """Fresh means neither the oracle's cases nor smoke mode's unseen ones hold it."""
+    from fault_cases import CASES
+    from unseen_cases import UNSEEN
+
+    earlier = {case.real for case in (*CASES.values(), *UNSEEN.values())}
+    assert [case.real for case in FRESH.values() if case.real in earlier] == []
+    assert len(FRESH) >= 5
