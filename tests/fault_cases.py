@@ -826,7 +826,8 @@ D2L_LINEAR_CONCISE = Case(  # d2l's linear regression, concise: a LazyLinear, to
         "detached": [after(SYNTHETIC, "model.requires_grad_(False)")],
         "scale": [after(SYNTHETIC, lazy_scaled("model", "data.X[:1]"))],
         "unregistered": [after(SYNTHETIC, lazy_unplugged("model", "data.X[:1]", "model.net"))],
-        "mode": [LIBRARY_NO_EVAL],
+        # no mode: no layer of its model acts apart in eval mode, so leaving the
+        # Trainer's eval() out changes nothing it computes (an equivalent mutant)
         "lr0": [("LinearRegression(lr=0.03)", "LinearRegression(lr=0.0)")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
@@ -849,7 +850,8 @@ D2L_LENET = Case(  # d2l's LeNet: lazy convolutions, sigmoid, average pooling, a
         "detached": [after(LENET_INIT, "model.requires_grad_(False)")],
         "scale": [after(LENET_INIT, SCALED.format("model"))],
         "unregistered": [after(LENET_INIT, UNPLUGGED.format("model.net[0]"))],
-        "mode": [LIBRARY_NO_EVAL],
+        # no mode: no layer of its model acts apart in eval mode, so leaving the
+        # Trainer's eval() out changes nothing it computes (an equivalent mutant)
         "lr0": [("LeNet(lr=0.1)", "LeNet(lr=0.0)")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
@@ -888,7 +890,8 @@ D2L_MLP = Case(  # d2l's MLP: parameters by hand (nn.Parameter), then lazy layer
             ),
             after(MLP_CONCISE, lazy_unplugged("model", IMAGES, "model.net[1]")),
         ],
-        "mode": [LIBRARY_NO_EVAL],
+        # no mode: no layer of its model acts apart in eval mode, so leaving the
+        # Trainer's eval() out changes nothing it computes (an equivalent mutant)
         "lr0": [("num_hiddens=256, lr=0.1)", "num_hiddens=256, lr=0.0)")],
         "stale_grad": [LIBRARY_NO_ZERO_GRAD],
     },
