@@ -283,3 +283,36 @@ def test_a_project_faulthandler_timeout_does_not_hang_the_forked_children(
     )
     result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=240)
     result.assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
+def test_the_runs_at_two_threads_never_hang_in_a_process_whose_thread_pool_ran(
+    pytester: pytest.Pytester,
+) -> None:
+    """A notebook that seeds itself is checked at 2 threads. A child forked from a process
+    whose OpenMP pool has run (a pytest session's earlier test at torch's default thread
+    count) hung at its first parallel region: the pool's threads do not survive a fork.
+    Those runs are forked from a new process."""
+    write_notebook(
+        pytester.path / "nb.ipynb",
+        [
+            "import torch\ntorch.manual_seed(0)\nw = torch.randn(64, 64, requires_grad=True)\n"
+            "opt = torch.optim.SGD([w], lr=0.1)\nx = torch.randn(256, 64)",
+            "# TEST: a step changes the weights\nbefore = w.detach().clone()\n"
+            "(x @ w).pow(2).mean().backward()\nopt.step()\nassert not torch.equal(before, w)",
+        ],
+    )
+    pytester.makepyfile(
+        test_faults_after_a_pool="""
+        import torch
+        from ntdd.commands.cli import main
+
+        def test_faults_after_a_pool():
+            torch.set_num_threads(2)
+            big = torch.randn(512, 512)
+            assert (big @ big).isfinite().all()  # the pool's threads start
+            assert main(["faults", "nb.ipynb", "--faults", "lr0"]) == 0
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly", timeout=300)
+    result.assert_outcomes(passed=1)

@@ -32,9 +32,11 @@ import functools
 import gc
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 import pytest
 
@@ -58,9 +60,10 @@ from ntdd.faults.runs import (
     one_after_another,
     run_session,
 )
-from ntdd.faults.trials import Trial, run_trials
+from ntdd.faults.trials import RunOne, Trial, run_trials
 from ntdd.runtime.settings import INJECTION, settings_of
 
+T = TypeVar("T")
 GRACE = 30.0  # seconds past a test's timeout before a silent child is killed
 
 
@@ -86,39 +89,68 @@ def forked_runs(
     threads: int = 1,
 ) -> tuple[Trial, str]:
     """The notebook's runs and verdicts, and how the runs were made."""
-    plan = ForkedFaults(names, notebook, rule, seed, threads)
+
+    def schedule(run: RunOne) -> Trial:
+        batch = functools.partial(threads_apart, notebook, args)
+        return run_trials(names, run, rule, seed, threads, batch)
+
+    trial = serve_forks(notebook, args, schedule)
+    if trial is None:  # forking was not safe, or no run happened in this session
+        return one_after_another(notebook, names, args, rule, seed, threads), "process"
+    return trial, "fork"
+
+
+def serve_forks(notebook: Path, args: Sequence[str], schedule: Callable[[RunOne], T]) -> T | None:
+    """What *schedule* makes of the runs it asks for, each forked from one pytest run of
+    *notebook*; None where forking is not safe."""
+    plan: ForkedFaults[T] = ForkedFaults(schedule, notebook)
     import_torch_for(notebook)
     with same_threads() as pin:
         plan.pin = pin
         run_session(notebook, args, plan, _Server(plan), recorder=plan.recorder)
-    if plan.trial is None:  # forking was not safe, or no run happened in this session
-        return one_after_another(notebook, names, args, rule, seed, threads), "process"
-    return plan.trial, "fork"
+    return plan.result
 
 
-class ForkedFaults:
+def threads_apart(
+    notebook: Path, args: Sequence[str], variants: Sequence[str | None], seed: int, threads: int
+) -> list[tuple[Outcomes, Injected]]:
+    """One run of each of *variants* at *threads*, in a new process that forks them.
+
+    A child forked from a process whose OpenMP pool has ever run (an
+    earlier op at torch's default thread count: a pytest session that ran
+    other tests, a notebook's process) hangs at its first parallel region
+    with more than one thread: the pool's threads did not survive the fork.
+    A new Python process has started no pool: its children may start one."""
+    request: dict[str, object] = {"notebook": str(notebook), "args": list(args)}
+    request |= {"variants": list(variants), "seed": seed, "threads": threads}
+    done = subprocess.run(
+        [sys.executable, "-m", "ntdd.faults.threads", json.dumps(request)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},  # the parent's own pool: none
+    )
+    lines = done.stdout.strip().splitlines()
+    found = json.loads(lines[-1]) if lines and lines[-1].startswith("[") else None
+    if done.returncode != 0 or found is None:
+        why = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        error = Injected(error=f"its runs at {threads} threads failed: {why}")
+        return [(Outcomes(), error) for _ in variants]
+    return [(Outcomes(**o), Injected(**i)) for o, i in found]
+
+
+class ForkedFaults(Generic[T]):
     """A pytest run that serves forks: the parent makes no run itself, each child makes one.
 
-    In the parent, `_Server` forks a child for each run the trial asks for, from
-    before the notebook's first cell, and waits for it. In a child, this plugin
-    is the runtime's injection, through the child's `SeededRun`.
+    In the parent, `_Server` forks a child for each run the schedule asks for,
+    from before the notebook's first cell, and waits for it. In a child, this
+    plugin is the runtime's injection, through the child's `SeededRun`.
     """
 
-    def __init__(
-        self,
-        names: Sequence[str],
-        notebook: Path | None = None,
-        rule: KillRule | None = None,
-        seed: int = 0,
-        threads: int = 1,
-    ) -> None:
-        self.names = list(names)
+    def __init__(self, schedule: Callable[[RunOne], T], notebook: Path | None = None) -> None:
+        self.schedule = schedule
         self.notebook = notebook
-        self.rule = rule or KillRule()
-        self.seed = seed
-        self.threads = threads
         self.recorder = Recorder()
-        self.trial: Trial | None = None  # the parent's, once every run is done
+        self.result: T | None = None  # the parent's, once every run is done
         self.declined = ""  # why the runs were not forked
         self.limit = DEFAULT_TIMEOUT + GRACE
         self.pin: Callable[[int], None] = lambda _count: None
@@ -173,8 +205,7 @@ class ForkedFaults:
         warm_up()
         gc.freeze()  # a child's collections skip the parent's objects: fewer pages copied
         try:
-            fork = functools.partial(self._fork, config)
-            self.trial = run_trials(self.names, fork, self.rule, self.seed, self.threads)
+            self.result = self.schedule(functools.partial(self._fork, config))
         except _BecameChild:
             return True
         except _ForkFailed as e:
@@ -217,7 +248,7 @@ class ForkedFaults:
 class _Server:
     """The parent's runtest loop: it serves the forks, and runs no test itself."""
 
-    def __init__(self, plan: ForkedFaults) -> None:
+    def __init__(self, plan: ForkedFaults[Any]) -> None:
         self.plan = plan
 
     @pytest.hookimpl(tryfirst=True)

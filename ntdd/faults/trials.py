@@ -48,6 +48,8 @@ from ntdd.faults.rule import (
 
 Variant = str | None  # a fault's name, or None: the clean notebook
 RunOne = Callable[[Variant, int, int], tuple[Outcomes, Injected]]  # (variant, seed, threads)
+# Runs of several variants under one seed at one thread count, made together.
+Batch = Callable[[Sequence[Variant], int, int], list[tuple[Outcomes, Injected]]]
 
 
 @dataclass(frozen=True)
@@ -117,15 +119,22 @@ class Trial:
 
 
 def run_trials(
-    names: Sequence[str], run: RunOne, rule: KillRule, seed: int = 0, threads: int = 1
+    names: Sequence[str],
+    run: RunOne,
+    rule: KillRule,
+    seed: int = 0,
+    threads: int = 1,
+    batch: Batch | None = None,
 ) -> Trial:
-    """Every fault of *names* on one notebook, each run made by *run*."""
+    """Every fault of *names* on one notebook, each run made by *run*; the runs at the other
+    thread count of a notebook that seeds itself by *batch*, where given."""
     first = Run(seed, threads, run(None, seed, threads)[0])
     clean = CleanRuns([first])
     if first.outcomes.died:
         return Trial(clean, [])
     if first.outcomes.own_seeds and not first.outcomes.unseeded:
-        return _deterministic(names, run, clean, threads)
+        batch = batch or (lambda variants, seed, count: [run(v, seed, count) for v in variants])
+        return _deterministic(names, run, batch, clean, threads)
     for extra in range(1, CLEAN_RUNS):
         clean.runs.append(Run(seed + extra, threads, run(None, seed + extra, threads)[0]))
     if clean.tally().failures:  # flaky: how often, measured on more seeds
@@ -152,30 +161,35 @@ def _sequential(
     return evidence.result(UNDECIDED, clean_tally, rule)
 
 
-def _deterministic(names: Sequence[str], run: RunOne, clean: CleanRuns, threads: int) -> Trial:
+def _deterministic(
+    names: Sequence[str], run: RunOne, batch: Batch, clean: CleanRuns, threads: int
+) -> Trial:
     """A notebook that seeds itself: one run at each of two thread counts."""
     other = 2 if threads == 1 else 1
     seed = clean.runs[0].seed
-    clean.runs.append(Run(seed, other, run(None, seed, other)[0]))
-    results = []
+    evidence = {name: _Evidence(name) for name in names}
+    results: dict[str, FaultResult] = {}
     for name in names:
-        evidence = _Evidence(name)
-        result = None
-        for count in (threads, other):
-            outcomes, injected = run(name, seed, count)
-            result = evidence.add(Run(seed, count, outcomes), injected, clean)
-            if result is not None:
-                break
-        if result is None:
-            failures = evidence.tally.failures
-            verdict = CAUGHT if failures == 2 else SURVIVED if failures == 0 else UNDECIDED
-            result = evidence.result(verdict, clean.tally())
-            if verdict == UNDECIDED:
-                result = _with_reason(result, _threads_differ(evidence, threads, other))
-        results.append(result)
-    return Trial(
-        clean, results, "; ".join(dict.fromkeys(clean.runs[0].outcomes.own_seeds)), (threads, other)
-    )
+        outcomes, injected = run(name, seed, threads)
+        stop = evidence[name].add(Run(seed, threads, outcomes), injected, clean)
+        if stop is not None:
+            results[name] = stop
+    left = [name for name in names if name not in results]
+    found = batch([None, *left], seed, other)
+    clean.runs.append(Run(seed, other, found[0][0]))
+    for name, (outcomes, injected) in zip(left, found[1:], strict=True):
+        stop = evidence[name].add(Run(seed, other, outcomes), injected, clean)
+        if stop is not None:
+            results[name] = stop
+            continue
+        failures = evidence[name].tally.failures
+        verdict = CAUGHT if failures == 2 else SURVIVED if failures == 0 else UNDECIDED
+        result = evidence[name].result(verdict, clean.tally())
+        if verdict == UNDECIDED:
+            result = _with_reason(result, _threads_differ(evidence[name], threads, other))
+        results[name] = result
+    own = "; ".join(dict.fromkeys(clean.runs[0].outcomes.own_seeds))
+    return Trial(clean, [results[name] for name in names], own, (threads, other))
 
 
 def _threads_differ(evidence: _Evidence, threads: int, other: int) -> str:
