@@ -361,3 +361,27 @@ def test_a_librarys_dataset_is_faulted_where_a_setup_cell_makes_it_not_where_the
         ("Rows.__getitem__ input float32 → float64",),
     )
     assert result.caught_by == ("test_mine_s_examples_are_float32",)
+
+
+SERIES = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "x = torch.sin(0.01 * torch.arange(400.0)) + 0.1 * torch.randn(400)\n"
+    "tau = 4\nfeatures = torch.stack([x[i : 400 - tau + i] for i in range(tau)], 1)\n"
+    "labels = x[tau:].reshape(-1, 1)  # a column of targets: a view of the series"
+)
+SERIES_TRAINING = (
+    "model = nn.Linear(tau, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for _ in range(200):\n    opt.zero_grad()\n"
+    "    loss = nn.functional.mse_loss(model(features), labels)\n"
+    "    loss.backward()\n    opt.step()"
+)
+SERIES_CHECK = "# TEST: it predicts the next value\nassert loss.item() < 0.05"
+
+
+def test_targets_viewed_from_a_1d_series_as_a_column_are_no_1d_targets(tmp_path: Path) -> None:
+    """`labels = x[tau:].reshape(-1, 1)`: the loss gets (N, 1) targets, so no 1-D target bug
+    can be written in. The fault used to reshape the series they view, `x`, to (400, 1) (and
+    the column to (396, 1, 1)), which the loss broadcast: a kill no written-in bug makes."""
+    (result,) = faults(tmp_path, [SERIES, SERIES_TRAINING, SERIES_CHECK], "broadcast").results
+    assert (result.status, result.applied) == (NOT_APPLICABLE, ())
+    assert "no 1-D target tensor" in result.reason

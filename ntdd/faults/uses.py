@@ -253,6 +253,8 @@ class DataUses:
         base = t._base
         mine = [p for p in places if p.value is t]
         theirs = [p for p in places if base is not None and p.value is base]
+        if theirs and not self._through_view(t, base, role):
+            theirs = []
         if not mine and not theirs:
             return None  # not the notebook's data: a batch, a value made on the way
         if mine:
@@ -271,6 +273,12 @@ class DataUses:
         if base is not None and id(base) in self._new:
             return self._view(t, self._new[id(base)])
         return None
+
+    def _through_view(self, view: Any, base: Any, role: str) -> bool:
+        """Whether a use of *view* reaches the data it views: where it has its base's dims,
+        or is itself data the fault wants. A series reshaped into a column of targets
+        (`x[tau:].reshape(-1, 1)`) is no 1-D target: the bug of 1-D targets is not there."""
+        return view.ndim == base.ndim or self.change.wanted(self.torch, view, role)
 
     def _judge(self, places: list[Place], t: Any, role: str, held: list[Place]) -> None:
         if t in self._judged or self._faulty(t) or t.requires_grad or t.ndim == 0:
