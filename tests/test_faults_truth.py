@@ -385,3 +385,31 @@ def test_targets_viewed_from_a_1d_series_as_a_column_are_no_1d_targets(tmp_path:
     (result,) = faults(tmp_path, [SERIES, SERIES_TRAINING, SERIES_CHECK], "broadcast").results
     assert (result.status, result.applied) == (NOT_APPLICABLE, ())
     assert "no 1-D target tensor" in result.reason
+
+
+LINE = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "X = torch.arange(0, 1, 0.02).unsqueeze(1)\ny = 0.7 * X + 0.3\n"
+    "class Line(nn.Module):  # elementwise: float64 inputs promote, nothing raises\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.w = nn.Parameter(torch.randn(1))\n        self.b = nn.Parameter(torch.randn(1))\n"
+    "    def forward(self, x):\n        return self.w * x + self.b"
+)
+LOOK_THEN_TRAIN = (
+    "model = Line()\nwith torch.inference_mode():  # a look before training, as tutorials do\n"
+    "    untrained = model(X)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(300):\n"
+    "    opt.zero_grad()\n    loss = ((model(X) - y) ** 2).mean()\n"
+    "    loss.backward()\n    opt.step()"
+)
+LEARNED_THE_LINE = "# TEST: it learned the line\nassert loss.item() < 0.01"
+
+
+def test_data_first_used_under_inference_mode_is_changed_as_the_notebook_made_it(
+    tmp_path: Path,
+) -> None:
+    """float64 data trains an elementwise model as well: the written-in bug survives. The
+    fault cast the data at its first use, inside `torch.inference_mode()`, into inference
+    tensors, which training cannot save for backward: a RuntimeError no written-in bug makes."""
+    (result,) = faults(tmp_path, [LINE, LOOK_THEN_TRAIN, LEARNED_THE_LINE], "dtype").results
+    assert (result.status, result.applied) == (SURVIVED, ("X, y float32 → float64",))

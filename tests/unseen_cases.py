@@ -2,8 +2,9 @@
 
 Each case also has the bugs of every fault written in by hand where a person
 would make them (`mutants`, as in `fault_cases`), for the cases whose full
-run is short: `benchmarks/faults_oracle.py --unseen` and
-`tests/test_faults_oracle.py` check `ntdd faults`' verdicts against them.
+run is short (not those of seq_classification and makemore's MLP and batch
+norm, which take minutes): the oracle's `verdicts` (`tests/test_faults_oracle.py`)
+sets `ntdd faults`' verdicts beside theirs.
 
 `benchmarks/smoke_unseen.py` measures smoke mode on them (its cost, the tests
 it turns red, the cells it makes raise, the faults it still catches), and

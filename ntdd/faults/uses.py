@@ -290,7 +290,10 @@ class DataUses:
             return
         if self._first is not None and self.change.already(self.torch, t, self._first):
             return  # made from the faulty data: it has the fault
-        new, what = self.change.change(self.torch, t)
+        # as the notebook made its data: outside the `inference_mode()` of a first look at
+        # it, whose inference tensors its training could not save for backward
+        with self.torch.inference_mode(False):
+            new, what = self.change.change(self.torch, t)
         if self._first is None:
             self._first = t
         self.made.seen.add(new)
