@@ -413,3 +413,25 @@ def test_data_first_used_under_inference_mode_is_changed_as_the_notebook_made_it
     tensors, which training cannot save for backward: a RuntimeError no written-in bug makes."""
     (result,) = faults(tmp_path, [LINE, LOOK_THEN_TRAIN, LEARNED_THE_LINE], "dtype").results
     assert (result.status, result.applied) == (SURVIVED, ("X, y float32 → float64",))
+
+
+@pytest.mark.parametrize("layer", ["nn.LazyLinear(1)", "nn.Linear(3, 1)"])
+def test_unregistered_leaves_the_plain_tensor_to_an_optimizer_that_took_the_attribute(
+    tmp_path: Path, layer: str
+) -> None:
+    """An optimizer made on `[model[0].weight, model[0].bias]` before the first forward: with
+    the weight a plain tensor where the model is made (the written-in bug), the attribute is
+    the plain tensor, which it trains, and the training passes. The fault unplugged the weight
+    at the first forward and left the optimizer updating the parameter the model no longer
+    reads: the weight never trained, a catch no written-in bug makes."""
+    setup = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "X = torch.randn(200, 3)\ny = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.3\n"
+        f"model = nn.Sequential({layer})\n"
+        "opt = torch.optim.SGD([model[0].weight, model[0].bias], lr=0.1)\n"
+        "for _ in range(200):\n    opt.zero_grad()\n"
+        "    loss = nn.functional.mse_loss(model(X), y)\n    loss.backward()\n    opt.step()"
+    )
+    check = "# TEST: it learned the plane\nassert loss.item() < 0.01"
+    (result,) = faults(tmp_path, [setup, check], "unregistered").results
+    assert (result.status, result.applied) == (SURVIVED, ("model.0.weight → a plain attribute",))
