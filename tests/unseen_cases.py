@@ -313,6 +313,8 @@ SEQ_CLASSIFICATION = Case(  # Canziani's sequence classes: RNNs and LSTMs, five 
         ),
     ),
 )
+ECHO_INPUT = "my_input = torch.empty(1, 100, 1).random_(2)"
+ECHO_MODEL = "    output_size=feature_dim\n).to(device)"
 ECHO = Case(  # Canziani's echo: an RNN carries its hidden state across 1,000 batches an epoch
     "NYU-DLSP20__09-echo_data",
     real="training/NYU-DLSP20__09-echo_data.ipynb",
@@ -344,6 +346,28 @@ ECHO = Case(  # Canziani's echo: an RNN carries its hidden state across 1,000 ba
             "# TEST: it echoes a new input three steps later\nassert correct.mean() > 0.9",
         ),
     ),
+    mutants={
+        # the one tensor of data it holds, a new input for the trained RNN: the batches are
+        # numpy chunks of its data objects, made tensors inside train() and test() each step
+        **data_mutants(
+            ECHO_INPUT,
+            shape="my_input = my_input[0]",
+            dtype="my_input = my_input.double()",
+            device=moved("my_input"),
+            nan="my_input[0, 0, 0] = float('nan')",
+        ),
+        "detached": [below(ECHO_MODEL, "model.requires_grad_(False)")],
+        "scale": [below(ECHO_MODEL, SCALED.format("model"))],
+        "unregistered": [
+            below(
+                ECHO_MODEL,
+                "_w = model.rnn._parameters.pop('weight_ih_l0')\n"
+                "model.rnn.weight_ih_l0 = _w.detach().clone().requires_grad_()",
+            )
+        ],
+        "lr0": [("lr=0.001)", "lr=0.0)")],
+        "stale_grad": [("        optimizer.zero_grad()\n", "")],
+    },
 )
 MAKEMORE_MLP = Case(  # Karpathy's makemore, part 2: an MLP by hand, 200,000 steps on 32,033 names
     "nn-zero-to-hero__makemore_part2_mlp",

@@ -276,9 +276,12 @@ class DataUses:
 
     def _through_view(self, view: Any, base: Any, role: str) -> bool:
         """Whether a use of *view* reaches the data it views: where it has its base's dims,
-        or is itself data the fault wants. A series reshaped into a column of targets
-        (`x[tau:].reshape(-1, 1)`) is no 1-D target: the bug of 1-D targets is not there."""
-        return view.ndim == base.ndim or self.change.wanted(self.torch, view, role)
+        is all of it (`y.view(-1, 1)`), or is itself data the fault wants. A column of
+        targets cut from a 1-D series (`x[tau:].reshape(-1, 1)`, its inputs cut from the
+        same series) makes no 1-D target of the series: the bug of 1-D targets is not there."""
+        if view.ndim == base.ndim or view.numel() == base.numel():
+            return True
+        return bool(self.change.wanted(self.torch, view, role))
 
     def _judge(self, places: list[Place], t: Any, role: str, held: list[Place]) -> None:
         if t in self._judged or self._faulty(t) or t.requires_grad or t.ndim == 0:
