@@ -378,6 +378,7 @@ SERIES_TRAINING = (
 SERIES_CHECK = "# TEST: it predicts the next value\nassert loss.item() < 0.05"
 
 
+@pytest.mark.slow
 def test_targets_viewed_from_a_1d_series_as_a_column_are_no_1d_targets(tmp_path: Path) -> None:
     """`labels = x[tau:].reshape(-1, 1)`: the loss gets (N, 1) targets, so no 1-D target bug
     can be written in. The fault used to reshape the series they view, `x`, to (400, 1) (and
@@ -405,6 +406,7 @@ LOOK_THEN_TRAIN = (
 LEARNED_THE_LINE = "# TEST: it learned the line\nassert loss.item() < 0.01"
 
 
+@pytest.mark.slow
 def test_data_first_used_under_inference_mode_is_changed_as_the_notebook_made_it(
     tmp_path: Path,
 ) -> None:
@@ -415,6 +417,7 @@ def test_data_first_used_under_inference_mode_is_changed_as_the_notebook_made_it
     assert (result.status, result.applied) == (SURVIVED, ("X, y float32 → float64",))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layer", ["nn.LazyLinear(1)", "nn.Linear(3, 1)"])
 def test_unregistered_leaves_the_plain_tensor_to_an_optimizer_that_took_the_attribute(
     tmp_path: Path, layer: str
