@@ -365,6 +365,7 @@ ECHO = Case(  # Canziani's echo: an RNN carries its hidden state across 1,000 ba
                 "model.rnn.weight_ih_l0 = _w.detach().clone().requires_grad_()",
             )
         ],
+        "mode": [("    model.eval()   \n", "")],
         "lr0": [("lr=0.001)", "lr=0.0)")],
         "stale_grad": [("        optimizer.zero_grad()\n", "")],
     },
