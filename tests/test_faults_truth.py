@@ -361,3 +361,80 @@ def test_a_librarys_dataset_is_faulted_where_a_setup_cell_makes_it_not_where_the
         ("Rows.__getitem__ input float32 → float64",),
     )
     assert result.caught_by == ("test_mine_s_examples_are_float32",)
+
+
+SERIES = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "x = torch.sin(0.01 * torch.arange(400.0)) + 0.1 * torch.randn(400)\n"
+    "tau = 4\nfeatures = torch.stack([x[i : 400 - tau + i] for i in range(tau)], 1)\n"
+    "labels = x[tau:].reshape(-1, 1)  # a column of targets: a view of the series"
+)
+SERIES_TRAINING = (
+    "model = nn.Linear(tau, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+    "for _ in range(200):\n    opt.zero_grad()\n"
+    "    loss = nn.functional.mse_loss(model(features), labels)\n"
+    "    loss.backward()\n    opt.step()"
+)
+SERIES_CHECK = "# TEST: it predicts the next value\nassert loss.item() < 0.05"
+
+
+@pytest.mark.slow
+def test_targets_viewed_from_a_1d_series_as_a_column_are_no_1d_targets(tmp_path: Path) -> None:
+    """`labels = x[tau:].reshape(-1, 1)`: the loss gets (N, 1) targets, so no 1-D target bug
+    can be written in. The fault used to reshape the series they view, `x`, to (400, 1) (and
+    the column to (396, 1, 1)), which the loss broadcast: a kill no written-in bug makes."""
+    (result,) = faults(tmp_path, [SERIES, SERIES_TRAINING, SERIES_CHECK], "broadcast").results
+    assert (result.status, result.applied) == (NOT_APPLICABLE, ())
+    assert "no 1-D target tensor" in result.reason
+
+
+LINE = (
+    "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+    "X = torch.arange(0, 1, 0.02).unsqueeze(1)\ny = 0.7 * X + 0.3\n"
+    "class Line(nn.Module):  # elementwise: float64 inputs promote, nothing raises\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.w = nn.Parameter(torch.randn(1))\n        self.b = nn.Parameter(torch.randn(1))\n"
+    "    def forward(self, x):\n        return self.w * x + self.b"
+)
+LOOK_THEN_TRAIN = (
+    "model = Line()\nwith torch.inference_mode():  # a look before training, as tutorials do\n"
+    "    untrained = model(X)\n"
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor _ in range(300):\n"
+    "    opt.zero_grad()\n    loss = ((model(X) - y) ** 2).mean()\n"
+    "    loss.backward()\n    opt.step()"
+)
+LEARNED_THE_LINE = "# TEST: it learned the line\nassert loss.item() < 0.01"
+
+
+@pytest.mark.slow
+def test_data_first_used_under_inference_mode_is_changed_as_the_notebook_made_it(
+    tmp_path: Path,
+) -> None:
+    """float64 data trains an elementwise model as well: the written-in bug survives. The
+    fault cast the data at its first use, inside `torch.inference_mode()`, into inference
+    tensors, which training cannot save for backward: a RuntimeError no written-in bug makes."""
+    (result,) = faults(tmp_path, [LINE, LOOK_THEN_TRAIN, LEARNED_THE_LINE], "dtype").results
+    assert (result.status, result.applied) == (SURVIVED, ("X, y float32 → float64",))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layer", ["nn.LazyLinear(1)", "nn.Linear(3, 1)"])
+def test_unregistered_leaves_the_plain_tensor_to_an_optimizer_that_took_the_attribute(
+    tmp_path: Path, layer: str
+) -> None:
+    """An optimizer made on `[model[0].weight, model[0].bias]` before the first forward: with
+    the weight a plain tensor where the model is made (the written-in bug), the attribute is
+    the plain tensor, which it trains, and the training passes. The fault unplugged the weight
+    at the first forward and left the optimizer updating the parameter the model no longer
+    reads: the weight never trained, a catch no written-in bug makes."""
+    setup = (
+        "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
+        "X = torch.randn(200, 3)\ny = X @ torch.tensor([[1.0], [-2.0], [0.5]]) + 0.3\n"
+        f"model = nn.Sequential({layer})\n"
+        "opt = torch.optim.SGD([model[0].weight, model[0].bias], lr=0.1)\n"
+        "for _ in range(200):\n    opt.zero_grad()\n"
+        "    loss = nn.functional.mse_loss(model(X), y)\n    loss.backward()\n    opt.step()"
+    )
+    check = "# TEST: it learned the plane\nassert loss.item() < 0.01"
+    (result,) = faults(tmp_path, [setup, check], "unregistered").results
+    assert (result.status, result.applied) == (SURVIVED, ("model.0.weight → a plain attribute",))

@@ -1,5 +1,11 @@
 """Real training notebooks smoke mode was not tuned on, with the tests a careful user writes.
 
+Each case also has the bugs of every fault written in by hand where a person
+would make them (`mutants`, as in `fault_cases`), for the cases whose full
+run is short (not those of seq_classification and makemore's MLP and batch
+norm, which take minutes): the oracle's `verdicts` (`tests/test_faults_oracle.py`)
+sets `ntdd faults`' verdicts beside theirs.
+
 `benchmarks/smoke_unseen.py` measures smoke mode on them (its cost, the tests
 it turns red, the cells it makes raise, the faults it still catches), and
 `tests/test_unseen_notebooks.py` checks that every test here passes in a full
@@ -11,7 +17,21 @@ user has before adopting it.
 
 from __future__ import annotations
 
-from fault_cases import TRAINING, Case
+from fault_cases import (
+    LIBRARY_NO_ZERO_GRAD,
+    SCALED,
+    TRAINING,
+    UNPLUGGED,
+    Case,
+    Edit,
+    after,
+    data_mutants,
+    images_mutants,
+    lazy_scaled,
+    lazy_unplugged,
+    moved,
+    xy_mutants,
+)
 
 NAMES = (TRAINING / "makemore" / "names.txt").read_text(encoding="utf-8")
 # graphviz is not installed here: a stand-in whose Digraph keeps the nodes and edges, draws nothing
@@ -25,11 +45,33 @@ GRAPHVIZ = """class Digraph:
     def edge(self, tail, head, **kwargs):
         self.edges.append((tail, head))
 """
+
+
+def below(text: str, code: str, indent: str = "") -> Edit:
+    """Write *code* on the lines after *text* (which may end mid-statement's lines), at
+    *indent*: where `after` cannot read the indentation from the text's first line."""
+    return text, text + "".join(f"\n{indent}{part}" for part in code.splitlines())
+
+
+def built(
+    lines: tuple[str, ...], model: str, layer: str, indent: str = ""
+) -> dict[str, list[Edit]]:
+    """Model bugs written after each of *lines*, where the notebook finished building a
+    model (*model*, its first layer with a `weight` *layer*), at *indent*."""
+    return {
+        "detached": [below(line, f"{model}.requires_grad_(False)", indent) for line in lines],
+        "scale": [below(line, SCALED.format(model), indent) for line in lines],
+        "unregistered": [below(line, UNPLUGGED.format(layer), indent) for line in lines],
+    }
+
+
 NO_SIX = (  # res/sequential_tasks.py imports six for one `isinstance(value, six.string_types)`
     ("res/sequential_tasks.py", "import six\n", ""),
     ("res/sequential_tasks.py", "six.string_types", "str"),
 )
 
+WORKFLOW_V1 = "requires_grad=True) # <- can we update this value with gradient descent?))"
+WORKFLOW_V2 = "                                      out_features=1)"
 WORKFLOW = Case(  # Bourke's PyTorch workflow: a line learned by hand-written loops, saved, reloaded
     "pytorch-deep-learning__01_pytorch_workflow",
     real="training/pytorch-deep-learning__01_pytorch_workflow.ipynb",
@@ -74,6 +116,36 @@ WORKFLOW = Case(  # Bourke's PyTorch workflow: a line learned by hand-written lo
             "assert torch.equal(y_preds, loaded_model_1_preds)",
         ),
     ),
+    mutants={
+        # the data is made twice, for model_0 and again for model_1: the bug in both
+        **data_mutants(
+            "y = weight * X + bias",
+            shape="X = X.transpose(0, -1)",
+            dtype="X, y = X.double(), y.double()",
+            device=moved("X", "y"),
+            nan="X, y = X.clone(), y.clone()\nX[0, 0] = y[0, 0] = float('nan')",
+        ),
+        # each model class's __init__, where every instance (the reloaded ones too) is made
+        "detached": [
+            below(WORKFLOW_V1, "self.requires_grad_(False)", "        "),
+            below(WORKFLOW_V2, "self.requires_grad_(False)", "        "),
+        ],
+        "scale": [
+            below(WORKFLOW_V1, SCALED.format("self"), "        "),
+            below(WORKFLOW_V2, SCALED.format("self"), "        "),
+        ],
+        "unregistered": [
+            below(
+                WORKFLOW_V1,
+                "_w = self._parameters.pop('weights')\n"
+                "self.weights = _w.detach().clone().requires_grad_()",
+                "        ",
+            ),
+            below(WORKFLOW_V2, UNPLUGGED.format("self.linear_layer"), "        "),
+        ],
+        "lr0": [("lr=0.01)", "lr=0.0)")],
+        "stale_grad": [("    optimizer.zero_grad()\n", "")],
+    },
 )
 SPIRAL = Case(  # Canziani's spirals: a linear model, then a two-layer net, 1,000 full-batch steps
     "NYU-DLSP20__04-spiral_classification",
@@ -108,6 +180,17 @@ SPIRAL = Case(  # Canziani's spirals: a linear model, then a two-layer net, 1,00
             "assert_grad_flow(model, criterion(model(X), y))",
         ),
     ),
+    mutants={
+        **xy_mutants('print("y:", tuple(y.size()))'),
+        # the linear model, then the two-layer net
+        **built(
+            ("model.to(device) #Convert to CUDA", "    nn.ReLU(),\n    nn.Linear(H, C)\n)"),
+            "model",
+            "model[0]",
+        ),
+        "lr0": [("lr=learning_rate,", "lr=0.0,")],
+        "stale_grad": [("    optimizer.zero_grad()\n", "")],
+    },
 )
 REGRESSION = Case(  # Canziani's regression: a linear fit, then ten networks (ReLU, Tanh) in a loop
     "NYU-DLSP20__05-regression",
@@ -149,6 +232,26 @@ REGRESSION = Case(  # Canziani's regression: a linear fit, then ten networks (Re
             "assert all(torch.isfinite(p).all() for p in y_pred)",
         ),
     ),
+    mutants={
+        **data_mutants(
+            "y = X.pow(3) + 0.3 * torch.rand(X.size()).to(device)",
+            shape="X = X.transpose(0, -1)",
+            dtype="X, y = X.double(), y.double()",
+            device=moved("X", "y"),
+            nan="X, y = X.clone(), y.clone()\nX[0, 0] = y[0, 0] = float('nan')",
+        ),
+        # the linear model, then each of the ten networks in the loop
+        **{
+            kind: [first, second]
+            for (kind, [first]), [second] in zip(
+                built(("model.to(device) # Convert to CUDA",), "model", "model[0]").items(),
+                built(("    model.to(device)\n",), "model", "model[0]", "    ").values(),
+                strict=True,
+            )
+        },
+        "lr0": [("lr=learning_rate,", "lr=0.0,")],
+        "stale_grad": [("optimizer.zero_grad()", "pass  # optimizer.zero_grad() forgotten")],
+    },
 )
 
 
@@ -210,6 +313,8 @@ SEQ_CLASSIFICATION = Case(  # Canziani's sequence classes: RNNs and LSTMs, five 
         ),
     ),
 )
+ECHO_INPUT = "my_input = torch.empty(1, 100, 1).random_(2)"
+ECHO_MODEL = "    output_size=feature_dim\n).to(device)"
 ECHO = Case(  # Canziani's echo: an RNN carries its hidden state across 1,000 batches an epoch
     "NYU-DLSP20__09-echo_data",
     real="training/NYU-DLSP20__09-echo_data.ipynb",
@@ -241,6 +346,29 @@ ECHO = Case(  # Canziani's echo: an RNN carries its hidden state across 1,000 ba
             "# TEST: it echoes a new input three steps later\nassert correct.mean() > 0.9",
         ),
     ),
+    mutants={
+        # the one tensor of data it holds, a new input for the trained RNN: the batches are
+        # numpy chunks of its data objects, made tensors inside train() and test() each step
+        **data_mutants(
+            ECHO_INPUT,
+            shape="my_input = my_input[0]",
+            dtype="my_input = my_input.double()",
+            device=moved("my_input"),
+            nan="my_input[0, 0, 0] = float('nan')",
+        ),
+        "detached": [below(ECHO_MODEL, "model.requires_grad_(False)")],
+        "scale": [below(ECHO_MODEL, SCALED.format("model"))],
+        "unregistered": [
+            below(
+                ECHO_MODEL,
+                "_w = model.rnn._parameters.pop('weight_ih_l0')\n"
+                "model.rnn.weight_ih_l0 = _w.detach().clone().requires_grad_()",
+            )
+        ],
+        "mode": [("    model.eval()   \n", "")],
+        "lr0": [("lr=0.001)", "lr=0.0)")],
+        "stale_grad": [("        optimizer.zero_grad()\n", "")],
+    },
 )
 MAKEMORE_MLP = Case(  # Karpathy's makemore, part 2: an MLP by hand, 200,000 steps on 32,033 names
     "nn-zero-to-hero__makemore_part2_mlp",
@@ -360,6 +488,19 @@ BAYESIAN = Case(  # Canziani's MC dropout: 1,000 steps on 20 points, then 100 dr
             "net.train()\nassert fit < y.var().item()",
         ),
     ),
+    mutants={
+        **data_mutants(
+            "y = x * torch.sin(x)  # targets",
+            dtype="x, y = x.double(), y.double()",
+            device=moved("x", "y"),
+            nan="x, y = x.clone(), y.clone()\nx[0] = y[0] = float('nan')",
+            broadcast="y = y.unsqueeze(-1)",
+        ),
+        **built(("    nn.Linear(20, 1)\n)",), "net", "net[1]"),
+        "mode": [("net.eval()\n# net.train()", "# net.eval() forgotten\n# net.train()")],
+        "lr0": [("lr=0.01,", "lr=0.0,")],
+        "stale_grad": [("    optimiser.zero_grad()\n", "")],
+    },
 )
 MICROGRAD = Case(  # Karpathy's micrograd: an autograd of its own, an MLP of it, 20 steps by hand
     "nn-zero-to-hero__micrograd_lecture_second_half_roughly",
@@ -400,6 +541,7 @@ MICROGRAD = Case(  # Karpathy's micrograd: an autograd of its own, an MLP of it,
         ),
     ),
 )
+SEQUENCE_MODEL = "model = d2l.LinearRegression(lr=0.01)"
 D2L_SEQUENCE = Case(  # d2l's autoregressive model of a noisy sine: a Trainer, k-step predictions
     "d2l-pytorch-colab__sequence",
     real="training/d2l-pytorch-colab__sequence.ipynb",
@@ -440,7 +582,26 @@ D2L_SEQUENCE = Case(  # d2l's autoregressive model of a noisy sine: a Trainer, k
             "assert len(preds) == 64 and all(torch.isfinite(p).all() for p in preds)",
         ),
     ),
+    mutants={
+        # features and labels are made from the series in get_dataloader, for each loader
+        **data_mutants(
+            "    self.labels = self.x[self.tau:].reshape((-1, 1))",
+            shape="self.features = self.features.transpose(0, -1)",
+            dtype="self.features, self.labels = self.features.double(), self.labels.double()",
+            device=moved("self.features", "self.labels"),
+            nan="self.features, self.labels = self.features.clone(), self.labels.clone()\n"
+            "self.features[0, 0] = self.labels[0, 0] = float('nan')",
+        ),
+        "detached": [after(SEQUENCE_MODEL, "model.requires_grad_(False)")],
+        "scale": [after(SEQUENCE_MODEL, lazy_scaled("model", "torch.zeros(1, 4)"))],
+        "unregistered": [
+            after(SEQUENCE_MODEL, lazy_unplugged("model", "torch.zeros(1, 4)", "model.net"))
+        ],
+        "lr0": [("d2l.LinearRegression(lr=0.01)", "d2l.LinearRegression(lr=0.0)")],
+        "stale_grad": [LIBRARY_NO_ZERO_GRAD],
+    },
 )
+SOFTMAX_SCRATCH = "model = SoftmaxRegressionScratch(num_inputs=784, num_outputs=10, lr=0.1)"
 D2L_SOFTMAX_SCRATCH = Case(  # d2l's softmax regression from scratch: parameters by hand, a Trainer
     "d2l-pytorch-colab__softmax-regression-scratch",
     real="training/d2l-pytorch-colab__softmax-regression-scratch.ipynb",
@@ -479,6 +640,21 @@ D2L_SOFTMAX_SCRATCH = Case(  # d2l's softmax regression from scratch: parameters
             "# TEST: one prediction per validation image\nassert preds.shape == (256,)",
         ),
     ),
+    mutants={
+        **images_mutants("data = d2l.FashionMNIST(batch_size=256)"),
+        # its parameters are tensors it holds, not registered ones: nothing to unregister
+        "detached": [
+            after(SOFTMAX_SCRATCH, "model.W.requires_grad_(False)\nmodel.b.requires_grad_(False)")
+        ],
+        "scale": [
+            after(
+                SOFTMAX_SCRATCH,
+                "with torch.no_grad():\n    model.W.mul_(1e4)\n    model.b.mul_(1e4)",
+            )
+        ],
+        "lr0": [("num_outputs=10, lr=0.1)", "num_outputs=10, lr=0.0)")],
+        "stale_grad": [LIBRARY_NO_ZERO_GRAD],
+    },
 )
 
 UNSEEN = {

@@ -24,9 +24,12 @@ No bug written into the notebook's setup cells touches those, so no fault does.
 - `unregistered`: a model's first parameter becomes a plain tensor attribute
   before anything uses the model (its first forward, the first look at its
   parameters), or right after the first forward of a lazy one made it: an
-  optimizer made on its parameters misses it, and one that held the lazy
-  parameter already updates a tensor the model no longer reads, as with the
-  plain tensor of the bug written in.
+  optimizer made on its parameters misses it, and one that got the lazy
+  parameter from `parameters()` already updates a tensor the model no longer
+  reads, as with the plain tensor of the bug written in. An optimizer made
+  earlier on the attribute itself (`SGD([model.net.weight], ...)`) trains the
+  plain tensor instead, as the attribute would have handed it over with the
+  bug written in where the model is made.
 - `mode`: the notebook's `model.eval()` calls (and `train(False)`) are left
   out, for models whose mode matters: the notebook's own `model.train()`
   calls still act, as they would with the bug.
@@ -302,6 +305,8 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
     notebooks = Seen()  # the models the notebook made (not a test)
     waiting = Seen()  # lazy ones: unplugged once their first forward made the parameter
     active: list[Any] = []  # the modules whose forward runs: a part waits for its whole
+    optimizers = Seen()  # the notebook's optimizers
+    handed = Seen()  # the parameters `named_parameters()` (and `parameters()`) handed out
 
     def made_one(module: Any, tensors: list[Any]) -> None:
         notebooks.add(module)
@@ -316,13 +321,20 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
             return
         for m in module.modules():
             made.seen.add(m)
-        where = unplug(module)
-        if where:
+        done = unplug(module)
+        if done is not None:
+            where, param, plain = done
             made.note(module, f"{where} → a plain attribute")
+            if param not in handed:
+                _hand_over(optimizers.members(), param, plain)
 
     def named_parameters(self: Any, *args: Any, **kwargs: Any) -> Any:
         unplugged(self)
-        return original(self, *args, **kwargs)
+        return _handing(original(self, *args, **kwargs), handed)
+
+    def optimizer_made(optimizer: Any) -> None:
+        if not made.testing:
+            optimizers.add(optimizer)
 
     def before_forward(module: Any, args: Any) -> None:
         if not any(a in waiting for a in active):
@@ -344,7 +356,25 @@ def unregistered(torch: Any, made: Made) -> list[Undo]:
         before.remove,
         after.remove,
         patch(module_type, "named_parameters", named_parameters),
+        _after_optimizer_init(torch, optimizer_made),
     ]
+
+
+def _handing(named: Iterator[tuple[str, Any]], handed: Seen) -> Iterator[tuple[str, Any]]:
+    """*named* parameters, each noted as handed out as it goes."""
+    for name, param in named:
+        handed.add(param)
+        yield name, param
+
+
+def _hand_over(optimizers: list[Any], param: Any, plain: Any) -> None:
+    """The optimizers that got *param* through its attribute get *plain* in its place: with
+    the bug written in where the model is made, the attribute was the plain tensor."""
+    for optimizer in optimizers:
+        for group in optimizer.param_groups:
+            group["params"] = [plain if p is param else p for p in group["params"]]
+        if param in optimizer.state:
+            optimizer.state[plain] = optimizer.state.pop(param)
 
 
 def mode(torch: Any, made: Made) -> list[Undo]:

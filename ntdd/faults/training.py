@@ -55,17 +55,18 @@ def lazy(param: Any) -> bool:
     return type(param).__name__.startswith("Uninitialized")
 
 
-def unplug(model: Any) -> str:
-    """Make *model*'s first parameter a plain attribute; where it was (`.net.0.weight`), or ""."""
+def unplug(model: Any) -> tuple[str, Any, Any] | None:
+    """Make *model*'s first parameter a plain attribute: where it was (`.net.0.weight`), the
+    parameter, and the plain tensor now in its place; None where there was none."""
     owner_name, owner = next(
         ((n, m) for n, m in model.named_modules() if m._parameters), ("", None)
     )
     if owner is None:
-        return ""
+        return None
     param_name, param = next(iter(owner._parameters.items()))
     if param is None or lazy(param):
-        return ""
+        return None
     del owner._parameters[param_name]
     plain = param.detach().clone().requires_grad_(param.requires_grad)
     object.__setattr__(owner, param_name, plain)  # in __dict__, where state_dict() is blind
-    return "".join(f".{part}" for part in (owner_name, param_name) if part)
+    return "".join(f".{part}" for part in (owner_name, param_name) if part), param, plain

@@ -253,6 +253,8 @@ class DataUses:
         base = t._base
         mine = [p for p in places if p.value is t]
         theirs = [p for p in places if base is not None and p.value is base]
+        if theirs and not self._through_view(t, base, role):
+            theirs = []
         if not mine and not theirs:
             return None  # not the notebook's data: a batch, a value made on the way
         if mine:
@@ -272,6 +274,15 @@ class DataUses:
             return self._view(t, self._new[id(base)])
         return None
 
+    def _through_view(self, view: Any, base: Any, role: str) -> bool:
+        """Whether a use of *view* reaches the data it views: where it has its base's dims,
+        is all of it (`y.view(-1, 1)`), or is itself data the fault wants. A column of
+        targets cut from a 1-D series (`x[tau:].reshape(-1, 1)`, its inputs cut from the
+        same series) makes no 1-D target of the series: the bug of 1-D targets is not there."""
+        if view.ndim == base.ndim or view.numel() == base.numel():
+            return True
+        return bool(self.change.wanted(self.torch, view, role))
+
     def _judge(self, places: list[Place], t: Any, role: str, held: list[Place]) -> None:
         if t in self._judged or self._faulty(t) or t.requires_grad or t.ndim == 0:
             return
@@ -282,7 +293,10 @@ class DataUses:
             return
         if self._first is not None and self.change.already(self.torch, t, self._first):
             return  # made from the faulty data: it has the fault
-        new, what = self.change.change(self.torch, t)
+        # as the notebook made its data: outside the `inference_mode()` of a first look at
+        # it, whose inference tensors its training could not save for backward
+        with self.torch.inference_mode(False):
+            new, what = self.change.change(self.torch, t)
         if self._first is None:
             self._first = t
         self.made.seen.add(new)
