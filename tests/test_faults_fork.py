@@ -161,8 +161,9 @@ def test_forked_faults_run_the_cells_again_in_children_forked_after_start_up(
     tmp_path: Path,
 ) -> None:
     """A fault acts where the notebook makes its objects, so each child runs the cells; the
-    children are forked from the notebook's clean run, after pytest started, collected and
-    imported; the clean run is a child of this process, so that its crash is its own."""
+    children are forked from one pytest run, after pytest started, collected and imported,
+    itself a child of this process, so that a crash is the notebook's own. The notebook seeds
+    itself: each run at 1 thread, then at 2, forked from a new process."""
     count = tmp_path / "setups.txt"
     note = f"open({str(count)!r}, 'a').write(f'{{os.getpid()}} {{os.getppid()}}\\n')"
     setup = f"{SETUP}\nimport os\n{note}"
@@ -171,15 +172,16 @@ def test_forked_faults_run_the_cells_again_in_children_forked_after_start_up(
     run_notebook(notebook, Request((str(notebook),), faults))
     runs = [line.split() for line in count.read_text().splitlines()]
     here = str(os.getpid())
-    assert len(runs) == 1 + len(faults)
-    clean = [pid for pid, parent in runs if parent == here]  # the notebook's own child
-    assert len(clean) == 1
-    assert sorted(parent for pid, parent in runs if pid != clean[0]) == clean * len(faults)
+    assert len(runs) == 2 * (1 + len(faults))  # the clean notebook and each fault, twice
+    parents = [parent for _, parent in runs]
+    at_one, at_two = parents[: 1 + len(faults)], parents[1 + len(faults) :]
+    assert len(set(at_one)) == len(set(at_two)) == 1 and at_one[0] != at_two[0]
+    assert here not in parents and here not in [pid for pid, _ in runs]
     count.unlink()
     run_notebook(notebook, Request((str(notebook),), faults, fork=False))
     assert [pid for pid, _ in (line.split() for line in count.read_text().splitlines())] == [
         here
-    ] * (1 + len(faults))
+    ] * (2 * (1 + len(faults)))
 
 
 @pytest.mark.slow
