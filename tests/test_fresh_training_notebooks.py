@@ -9,15 +9,11 @@ seconds of CPU: slow.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, plugin_env
 from fresh_training_cases import FRESH
+from test_unseen_notebooks import assert_every_test_passes
 
 pytest.importorskip("torch")
 pytest.importorskip("matplotlib")
@@ -28,23 +24,7 @@ pytest.importorskip("matplotlib")
 def test_every_test_of_the_notebook_passes_in_a_full_run(name: str, tmp_path: Path) -> None:
     for module in FRESH[name].needs:
         pytest.importorskip(module)
-    notebook = FRESH[name].notebook(tmp_path)
-    junit = tmp_path / "junit.xml"
-    env = {**os.environ, **plugin_env(), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ntdd"]
-    done = subprocess.run(
-        [*command, notebook.name, f"--junitxml={junit}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 0, done.stdout[-4000:]
-    tests = list(ET.parse(junit).iter("testcase"))
-    # each `# TEST` cell, and one more where setup cells follow the last of them
-    assert len(tests) >= len(FRESH[name].tests), [t.get("name") for t in tests]
-    verdicts = {c.tag for t in tests for c in t} & {"failure", "error", "skipped"}
-    assert verdicts == set(), done.stdout[-4000:]
+    assert_every_test_passes(FRESH[name], tmp_path)
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, plugin_env
+from fault_cases import Case
 from unseen_cases import UNSEEN
 
 pytest.importorskip("torch")
@@ -35,7 +36,12 @@ MINUTES = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [name for name in UNSEEN if name not in MINUTES])
 def test_every_test_of_the_notebook_passes_in_a_full_run(name: str, tmp_path: Path) -> None:
-    notebook = UNSEEN[name].notebook(tmp_path)
+    assert_every_test_passes(UNSEEN[name], tmp_path)
+
+
+def assert_every_test_passes(case: Case, tmp_path: Path) -> None:
+    """A copy of *case* with its tests passes in a full `pytest --ntdd` run, test by test."""
+    notebook = case.notebook(tmp_path)
     junit = tmp_path / "junit.xml"
     env = {**os.environ, **plugin_env(), "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--ntdd"]
@@ -49,6 +55,6 @@ def test_every_test_of_the_notebook_passes_in_a_full_run(name: str, tmp_path: Pa
     assert done.returncode == 0, done.stdout[-4000:]
     tests = list(ET.parse(junit).iter("testcase"))
     # each `# TEST` cell, and one more where setup cells follow the last of them
-    assert len(tests) >= len(UNSEEN[name].tests), [t.get("name") for t in tests]
+    assert len(tests) >= len(case.tests), [t.get("name") for t in tests]
     verdicts = {c.tag for t in tests for c in t} & {"failure", "error", "skipped"}
     assert verdicts == set(), done.stdout[-4000:]
