@@ -263,3 +263,39 @@ def test_a_budget_that_cannot_catch_is_refused_before_any_run(
     assert "--max-runs 1 cannot catch any fault" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["faults", str(notebook), "--alpha", "1.5"])
+
+
+def test_the_report_gives_each_faults_runs_p_value_and_verdict_and_the_rule() -> None:
+    from ntdd.faults.report import as_json, markdown, notebook_table
+
+    undecided = FaultResult(
+        "lr0", UNDECIDED, ("opt lr 0.5 → 0",), caught_by=("test_a",), runs=5, failures=2,
+        clean_runs=5, clean_failures=0, p_value=0.1667, failed_runs=("seed 1", "seed 3"),
+    )  # fmt: skip
+    caught = FaultResult(
+        "nan", CAUGHT, ("X[0, 0] → nan",), caught_by=("test_a",), runs=2, failures=2,
+        clean_runs=5, clean_failures=0, p_value=1 / 21, failed_runs=("seed 0", "seed 1"),
+    )  # fmt: skip
+    report = NotebookReport(
+        "nb.ipynb", "tested", (caught, undecided), {"test_a": "passed", "test_b": "passed"},
+        clean_runs=5, clean_failures=1, flaky={"test_b": ["seed 4"]}, threads=(1,),
+    )  # fmt: skip
+    text = notebook_table(report)
+    assert "against 5 clean runs (1 failed)" in text
+    assert "nan    X[0, 0] → nan   2/2     0.0476  test_a" in text
+    assert (
+        "lr0    opt lr 0.5 → 0  2/5     0.167   UNDECIDED, not caught: its tests failed on 2 "
+        "of 5 runs (seed 1, seed 3: test_a), not significantly more often than on 0 of 5 clean "
+        "runs"
+    ) in text
+    assert "kill rate: 1 of 2 applicable faults caught at α = 0.05 (50%)" in text
+    assert "flaky without any fault: test_b failed 1 of 5 clean runs (seed 4)" in text
+    summary = Summary((report,), ("nan", "lr0"), 1.0)
+    page = markdown(summary)
+    assert "| `lr0` | opt lr 0.5 → 0 | 2/5 | 0.167 | ❔ undecided, not caught: its tests" in page
+    assert "- test_b failed 1 of 5 clean runs (seed 4)" in page
+    (notebook,) = as_json(summary, 1)["notebooks"]
+    assert notebook["flaky"] == {"test_b": ["seed 4"]} and notebook["clean_failures"] == 1
+    assert [(f["status"], f["runs"], f["failures"]) for f in notebook["faults"]] == [
+        (CAUGHT, 2, 2), (UNDECIDED, 5, 2),
+    ]  # fmt: skip
