@@ -77,11 +77,11 @@ def table(
     )
 
 
-# A fault run each (the notebook's training, then each test): one in the quick run,
-# the others in the slow tier.
-@pytest.mark.parametrize(
-    "fault", [f if f == "nan" else pytest.param(f, marks=pytest.mark.slow) for f in CATCHES]
-)
+# The kill rule's runs of each (the notebook's training, then each test, at 1 and 2
+# threads, the second from a new process): seconds each, in the slow tier. The rule
+# itself is tested quickly in test_faults_kill_rule.py.
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", list(CATCHES))
 def test_each_new_fault_is_caught_by_a_test_that_checks_for_it_and_missed_otherwise(
     fault: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

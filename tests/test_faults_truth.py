@@ -103,6 +103,7 @@ def test_mode_leaves_out_the_notebooks_eval_which_its_own_train_calls_do_not_und
     assert result.caught_by == ("test_ready_for_inference",)
 
 
+@pytest.mark.slow
 def test_mode_reaches_batch_norm_models_held_in_a_list(tmp_path: Path) -> None:
     held = (
         "import torch\nfrom torch import nn\ntorch.manual_seed(0)\n"
