@@ -299,3 +299,16 @@ def test_the_report_gives_each_faults_runs_p_value_and_verdict_and_the_rule() ->
     assert [(f["status"], f["runs"], f["failures"]) for f in notebook["faults"]] == [
         (CAUGHT, 2, 2), (UNDECIDED, 5, 2),
     ]  # fmt: skip
+
+
+def test_a_clean_run_that_dies_ends_the_notebooks_runs_as_its_error() -> None:
+    def run(variant: str | None, seed: int, threads: int) -> tuple[Outcomes, Injected]:
+        made.append(seed)
+        if seed == 2:
+            return Outcomes(), Injected(error="its run was killed by SIGSEGV before its tests")
+        return Outcomes({"test_a": "passed"}), Injected()
+
+    made: list[int] = []
+    trial = run_trials(("lr0",), run, KillRule())
+    assert trial.died == "its clean run was killed by SIGSEGV before its tests"
+    assert (trial.results, made) == ([], [0, 1, 2])  # no fault ran: nothing to judge by

@@ -159,9 +159,8 @@ def _tested(notebook: Path, request: Request) -> NotebookReport:
     """The runs and verdicts; a clean run that died leaves nothing to judge by."""
     trial, mode = _runs(notebook, request)
     baseline = trial.baseline
-    if baseline.died:
-        error = f"its clean run called {baseline.died}: a kernel would have died there"
-        return NotebookReport(str(notebook), DIED, baseline=baseline.tests, error=error)
+    if trial.died:
+        return NotebookReport(str(notebook), DIED, baseline=baseline.tests, error=trial.died)
     clean = trial.clean.tally()
     return NotebookReport(
         str(notebook),

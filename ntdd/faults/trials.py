@@ -52,6 +52,10 @@ RunOne = Callable[[Variant, int, int], tuple[Outcomes, Injected]]  # (variant, s
 Batch = Callable[[Sequence[Variant], int, int], list[tuple[Outcomes, Injected]]]
 
 
+class CleanRunDied(Exception):
+    """A clean run crashed, hung or called `os._exit`: the notebook's error, not a fault's."""
+
+
 @dataclass(frozen=True)
 class Run:
     """One run: its seed and thread count, and the tests' outcomes."""
@@ -74,6 +78,16 @@ class CleanRuns:
     """The clean notebook's runs, and what they say about its tests."""
 
     runs: list[Run] = field(default_factory=list)
+
+    def add(self, seed: int, threads: int, outcomes: Outcomes, injected: Injected) -> None:
+        """One more clean run; one that died ends the notebook's runs (`CleanRunDied`)."""
+        if injected.error:
+            raise CleanRunDied(injected.error.replace("its run", "its clean run", 1))
+        if outcomes.died:
+            raise CleanRunDied(
+                f"its clean run called {outcomes.died}: a kernel would have died there"
+            )
+        self.runs.append(Run(seed, threads, outcomes))
 
     def passing(self, threads: int | None = None) -> set[str]:
         """The tests that passed in some clean run (at *threads*, where given): those a run
@@ -112,10 +126,11 @@ class Trial:
     results: list[FaultResult]
     seeds_itself: str = ""  # its own seeding calls, where every run would be the same
     threads: tuple[int, ...] = (1,)
+    died: str = ""  # how a clean run died (a crash, os._exit): nothing to judge by
 
     @property
     def baseline(self) -> Outcomes:
-        return self.clean.runs[0].outcomes
+        return self.clean.runs[0].outcomes if self.clean.runs else Outcomes()
 
 
 def run_trials(
@@ -128,18 +143,20 @@ def run_trials(
 ) -> Trial:
     """Every fault of *names* on one notebook, each run made by *run*; the runs at the other
     thread count of a notebook that seeds itself by *batch*, where given."""
-    first = Run(seed, threads, run(None, seed, threads)[0])
-    clean = CleanRuns([first])
-    if first.outcomes.died:
-        return Trial(clean, [])
-    if first.outcomes.own_seeds and not first.outcomes.unseeded:
-        batch = batch or (lambda variants, seed, count: [run(v, seed, count) for v in variants])
-        return _deterministic(names, run, batch, clean, threads)
-    for extra in range(1, CLEAN_RUNS):
-        clean.runs.append(Run(seed + extra, threads, run(None, seed + extra, threads)[0]))
-    if clean.tally().failures:  # flaky: how often, measured on more seeds
-        for extra in range(CLEAN_RUNS, FLAKY_CLEAN_RUNS):
-            clean.runs.append(Run(seed + extra, threads, run(None, seed + extra, threads)[0]))
+    clean = CleanRuns()
+    try:
+        clean.add(seed, threads, *run(None, seed, threads))
+        first = clean.runs[0].outcomes
+        if first.own_seeds and not first.unseeded:
+            batch = batch or (lambda variants, seed, count: [run(v, seed, count) for v in variants])
+            return _deterministic(names, run, batch, clean, threads)
+        for extra in range(1, CLEAN_RUNS):
+            clean.add(seed + extra, threads, *run(None, seed + extra, threads))
+        if clean.tally().failures:  # flaky: how often, measured on more seeds
+            for extra in range(CLEAN_RUNS, FLAKY_CLEAN_RUNS):
+                clean.add(seed + extra, threads, *run(None, seed + extra, threads))
+    except CleanRunDied as e:
+        return Trial(clean, [], died=str(e))
     results = [_sequential(name, run, clean, rule, seed, threads) for name in names]
     return Trial(clean, results, threads=(threads,))
 
@@ -176,7 +193,7 @@ def _deterministic(
             results[name] = stop
     left = [name for name in names if name not in results]
     found = batch([None, *left], seed, other)
-    clean.runs.append(Run(seed, other, found[0][0]))
+    clean.add(seed, other, *found[0])
     for name, (outcomes, injected) in zip(left, found[1:], strict=True):
         stop = evidence[name].add(Run(seed, other, outcomes), injected, clean)
         if stop is not None:
