@@ -52,10 +52,6 @@ RunOne = Callable[[Variant, int, int], tuple[Outcomes, Injected]]  # (variant, s
 Batch = Callable[[Sequence[Variant], int, int], list[tuple[Outcomes, Injected]]]
 
 
-class CleanRunDied(Exception):
-    """A clean run crashed, hung or called `os._exit`: the notebook's error, not a fault's."""
-
-
 @dataclass(frozen=True)
 class Run:
     """One run: its seed and thread count, and the tests' outcomes."""
@@ -79,15 +75,15 @@ class CleanRuns:
 
     runs: list[Run] = field(default_factory=list)
 
-    def add(self, seed: int, threads: int, outcomes: Outcomes, injected: Injected) -> None:
-        """One more clean run; one that died ends the notebook's runs (`CleanRunDied`)."""
+    def add(self, seed: int, threads: int, outcomes: Outcomes, injected: Injected) -> str:
+        """One more clean run; how it died (a crash, a hang, `os._exit`), where it did: the
+        notebook's error, which ends its runs."""
         if injected.error:
-            raise CleanRunDied(injected.error.replace("its run", "its clean run", 1))
+            return injected.error.replace("its run", "its clean run", 1)
         if outcomes.died:
-            raise CleanRunDied(
-                f"its clean run called {outcomes.died}: a kernel would have died there"
-            )
+            return f"its clean run called {outcomes.died}: a kernel would have died there"
         self.runs.append(Run(seed, threads, outcomes))
+        return ""
 
     def passing(self, threads: int | None = None) -> set[str]:
         """The tests that passed in some clean run (at *threads*, where given): those a run
@@ -144,19 +140,17 @@ def run_trials(
     """Every fault of *names* on one notebook, each run made by *run*; the runs at the other
     thread count of a notebook that seeds itself by *batch*, where given."""
     clean = CleanRuns()
-    try:
-        clean.add(seed, threads, *run(None, seed, threads))
-        first = clean.runs[0].outcomes
-        if first.own_seeds and not first.unseeded:
-            batch = batch or (lambda variants, seed, count: [run(v, seed, count) for v in variants])
-            return _deterministic(names, run, batch, clean, threads)
-        for extra in range(1, CLEAN_RUNS):
-            clean.add(seed + extra, threads, *run(None, seed + extra, threads))
-        if clean.tally().failures:  # flaky: how often, measured on more seeds
-            for extra in range(CLEAN_RUNS, FLAKY_CLEAN_RUNS):
-                clean.add(seed + extra, threads, *run(None, seed + extra, threads))
-    except CleanRunDied as e:
-        return Trial(clean, [], died=str(e))
+    died = clean.add(seed, threads, *run(None, seed, threads))
+    first = clean.runs[0].outcomes if not died else Outcomes()
+    if not died and first.own_seeds and not first.unseeded:
+        batch = batch or (lambda variants, seed, count: [run(v, seed, count) for v in variants])
+        return _deterministic(names, run, batch, clean, threads)
+    for extra in range(1, FLAKY_CLEAN_RUNS):
+        if died or (extra >= CLEAN_RUNS and not clean.tally().failures):
+            break  # flaky clean runs only: how often, measured on more seeds
+        died = clean.add(seed + extra, threads, *run(None, seed + extra, threads))
+    if died:
+        return Trial(clean, [], died=died)
     results = [_sequential(name, run, clean, rule, seed, threads) for name in names]
     return Trial(clean, results, threads=(threads,))
 
@@ -193,7 +187,9 @@ def _deterministic(
             results[name] = stop
     left = [name for name in names if name not in results]
     found = batch([None, *left], seed, other)
-    clean.add(seed, other, *found[0])
+    died = clean.add(seed, other, *found[0])
+    if died:
+        return Trial(clean, [], died=died)
     for name, (outcomes, injected) in zip(left, found[1:], strict=True):
         stop = evidence[name].add(Run(seed, other, outcomes), injected, clean)
         if stop is not None:
