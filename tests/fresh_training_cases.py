@@ -497,7 +497,9 @@ CONVNET = Case(  # Canziani's convnet: an MLP and a CNN on MNIST, then on scramb
         ),
         (
             "    train(epoch, model_cnn)\n",
-            "# TEST: the CNN classifies the test digits\nassert accuracy_list[-1] > 80",
+            # one epoch on the synthetic digits: 63% to 90% over seeds, a guess 10%
+            "# TEST: the CNN classifies the test digits far better than a guess\n"
+            "assert accuracy_list[-1] > 40",
         ),
         (
             "    train(epoch, model_cnn)\n",
