@@ -312,3 +312,28 @@ def test_a_clean_run_that_dies_ends_the_notebooks_runs_as_its_error() -> None:
     trial = run_trials(("lr0",), run, KillRule())
     assert trial.died == "its clean run was killed by SIGSEGV before its tests"
     assert (trial.results, made) == ([], [0, 1, 2])  # no fault ran: nothing to judge by
+
+
+def test_runs_in_this_process_put_the_seeding_functions_back_even_when_pytest_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--no-fork` runs in this process: the seeding calls it watches are patched for a run,
+    and put back after it, also where the run could not finish (pytest's internal error)."""
+    torch = pytest.importorskip("torch")
+    import numpy
+
+    from ntdd.faults import runs
+    from ntdd.faults.command import Request, run_notebook
+
+    def failing(*args: object, **kwargs: object) -> Outcomes:
+        runs_session(*args, **kwargs)  # type: ignore[arg-type]
+        raise RuntimeError("pytest could not run nb.ipynb (exit 3)")
+
+    runs_session = runs.run_session
+    monkeypatch.setattr(runs, "run_session", failing)
+    before = (torch.manual_seed, numpy.random.seed, random.seed, numpy.random.default_rng)
+    notebook = write_notebook(tmp_path / "nb.ipynb", ["import torch", "# TEST: one\nassert 1"])
+    with pytest.raises(RuntimeError, match="could not run"):
+        run_notebook(notebook, Request((str(notebook),), ("lr0",), fork=False))
+    after = (torch.manual_seed, numpy.random.seed, random.seed, numpy.random.default_rng)
+    assert after == before

@@ -415,6 +415,10 @@ def run_seeded(notebook: Path, args: Sequence[str], run: SeededRun) -> tuple[Out
     """One pytest run of *notebook* as *run* says: its seed, its threads, its fault if any
     (the oracle runs notebooks with a bug written in this way, with none)."""
     injection = run.injection
-    with injection.hooked() if injection is not None else contextlib.nullcontext():
-        outcomes = run_session(notebook, args, SeededPlugin(run))
-    return outcomes, run.finish(outcomes)
+    outcomes = Outcomes()
+    try:
+        with injection.hooked() if injection is not None else contextlib.nullcontext():
+            outcomes = run_session(notebook, args, SeededPlugin(run))
+    finally:
+        injected = run.finish(outcomes)  # the seeding calls put back, whatever happened
+    return outcomes, injected
